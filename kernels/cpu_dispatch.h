@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Builds hot CPU loops twice (AVX2+FMA "x86-64-v3" and baseline x86-64) and picks one at load
+// time, so one binary vectorises with 256-bit registers where the CPU has them and still runs
+// everywhere. Kernels are compiled with -ffp-contract=off, so FMA is only ever used where the
+// format's definition asks for it (std::fma).
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define QL_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define QL_CPU_CLONES
+#endif

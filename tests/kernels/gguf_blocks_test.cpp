@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <cmath>
+
+#include "kernels/gguf_blocks.h"
+#include "kernels/reference/reference_formats.h"
+#include "tests/kernels/test_data.h"
+
+namespace ql::kernels {
+namespace {
+
+struct TypeCase {
+    GgufType type;
+    reference::Gguf ref;
+    const char* name;
+};
+const TypeCase kTypes[] = {{GgufType::Q8_0, reference::Gguf::Q8_0, "q8_0"},
+                           {GgufType::Q4_0, reference::Gguf::Q4_0, "q4_0"},
+                           {GgufType::Q4_1, reference::Gguf::Q4_1, "q4_1"},
+                           {GgufType::Q5_0, reference::Gguf::Q5_0, "q5_0"},
+                           {GgufType::MXFP4, reference::Gguf::MXFP4, "mxfp4"}};
+
+TEST(GgufBlocks, EveryTypeMatchesTheGgufPyTranscription) {
+    const int64_t rows = 64, cols = 512;
+    auto x = test::mixed_tensor(rows, cols, 51);
+    // Rows of subnormals are where ggml itself is undefined (see SubnormalBlocksQuantizeToZero).
+    for (auto& v : x)
+        if (std::fpclassify(v) == FP_SUBNORMAL) v = 0.0f;
+    for (const auto& t : kTypes) {
+        SCOPED_TRACE(t.name);
+        std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 32 * gguf_type_size(t.type)));
+        std::vector<float> dec(x.size()), fake(x.size());
+        gguf_quantize(x.data(), rows, cols, t.type, bytes.data());
+        gguf_dequantize(bytes.data(), rows, cols, t.type, dec.data());
+        gguf_fake_quant(x.data(), fake.data(), RowBlocks{rows, cols, 32}, t.type);
+        const auto ref = reference::gguf(x, rows, cols, t.ref);
+        EXPECT_TRUE(test::same_items(bytes, ref.bytes));
+        EXPECT_TRUE(test::same_values(dec, ref.values));
+        EXPECT_TRUE(test::same_values(fake, ref.values));
+    }
+}
+
+TEST(GgufBlocks, SubnormalBlocksQuantizeToZero) {
+    // ggml divides by a subnormal d here and casts NaN to an integer (undefined); we write the
+    // zero code and decode zeros.
+    std::vector<float> x(32, 1e-39f);
+    x[3] = -2e-39f;
+    for (const auto& t : kTypes) {
+        if (t.type == GgufType::MXFP4) continue;  // scales are powers of two: no division
+        std::vector<uint8_t> b(static_cast<size_t>(gguf_type_size(t.type)));
+        std::vector<float> y(32);
+        gguf_quantize(x.data(), 1, 32, t.type, b.data());
+        gguf_dequantize(b.data(), 1, 32, t.type, y.data());
+        for (float v : y) EXPECT_EQ(v, 0.0f) << t.name;
+    }
+}
+
+TEST(GgufBlocks, Q4_0HandComputed) {
+    // max = -8 at element 0: d = 1, q = trunc(x + 8.5) clipped: element j low nibble, j+16 high.
+    std::vector<float> x(32, 0.0f);
+    x[0] = -8.0f;
+    x[1] = 2.5f;    // trunc(11.0) = 11
+    x[16] = 7.49f;  // trunc(15.99) = 15
+    x[17] = 7.6f;   // trunc(16.1) = 16 -> 15
+    std::vector<uint8_t> b(18);
+    gguf_quantize(x.data(), 1, 32, GgufType::Q4_0, b.data());
+    EXPECT_EQ(b[0], 0x00);  // fp16 1.0 = 0x3C00, little endian
+    EXPECT_EQ(b[1], 0x3C);
+    EXPECT_EQ(b[2], 0 | (15 << 4));
+    EXPECT_EQ(b[3], 11 | (15 << 4));
+    EXPECT_EQ(b[4], 8 | (8 << 4));
+}
+
+TEST(GgufBlocks, UnpackGivesCodesAndScales) {
+    const auto x = test::mixed_tensor(2, 64, 52);
+    for (const auto& t : kTypes) {
+        std::vector<uint8_t> bytes(static_cast<size_t>(4 * gguf_type_size(t.type))), codes(128);
+        std::vector<float> scales(8), dec(128);
+        gguf_quantize(x.data(), 2, 64, t.type, bytes.data());
+        gguf_dequantize(bytes.data(), 2, 64, t.type, dec.data());
+        gguf_unpack(bytes.data(), 4, t.type, codes.data(), scales.data());
+        for (int i = 0; i < 128; ++i) {
+            const int b = i / 32;
+            float v = 0;
+            switch (t.type) {
+                case GgufType::Q8_0: v = static_cast<int8_t>(codes[i]) * scales[b]; break;
+                case GgufType::Q4_0: v = (codes[i] - 8) * scales[b]; break;
+                case GgufType::Q5_0: v = (codes[i] - 16) * scales[b]; break;
+                case GgufType::Q4_1: v = codes[i] * scales[2 * b] + scales[2 * b + 1]; break;
+                case GgufType::MXFP4: {
+                    static const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+                    v = (codes[i] & 8 ? -1.0f : 1.0f) * e2m1[codes[i] & 7] * scales[b];
+                    break;
+                }
+            }
+            ASSERT_EQ(v, dec[i]) << t.name << " " << i;
+        }
+    }
+}
+
+TEST(GgufBlocks, FloorLog2MatchesLibmLog2fNearEveryPowerOfTwo) {
+    // The threshold table stands in for floorf(log2f(a)); on this libm they must agree where
+    // they can differ: the floats just below each power of two, and a stride of all floats.
+    size_t bad = 0;
+    for (int k = -148; k <= 127; ++k) {
+        float a = std::ldexp(1.0f, k);
+        for (int i = 0; i < 64; ++i) {
+            a = std::nextafter(a, 0.0f);
+            if (a <= 0) break;
+            if (gguf_floor_log2f(a) != static_cast<int>(std::floor(std::log2f(a))) && ++bad < 10)
+                ADD_FAILURE() << "a=" << a;
+        }
+    }
+    for (uint32_t b = 1; b < 0x7F800000u; b += 7919) {
+        const float a = test::float_of(b);
+        if (gguf_floor_log2f(a) != static_cast<int>(std::floor(std::log2f(a))) && ++bad < 10) ADD_FAILURE() << "a=" << a;
+    }
+    EXPECT_EQ(bad, 0u);
+}
+
+TEST(GgufBlocks, FakeQuantPadsTailsWithZeros) {
+    const auto x = test::mixed_tensor(3, 40, 53);
+    std::vector<float> padded(3 * 64, 0.0f), y(x.size()), yp(padded.size());
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 40; ++c) padded[r * 64 + c] = x[r * 40 + c];
+    for (const auto& t : kTypes) {
+        gguf_fake_quant(x.data(), y.data(), RowBlocks{3, 40, 32}, t.type);
+        gguf_fake_quant(padded.data(), yp.data(), RowBlocks{3, 64, 32}, t.type);
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 40; ++c) ASSERT_EQ(y[r * 40 + c], yp[r * 64 + c]) << t.name;
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels

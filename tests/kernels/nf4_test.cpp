@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "kernels/nf4.h"
+#include "kernels/reference/reference_formats.h"
+#include "tests/kernels/test_data.h"
+
+namespace ql::kernels {
+namespace {
+
+int literal_argmin(const float* book, int n, float s) {
+    if (std::isnan(s)) return 0;
+    int best = 0;
+    float bd = std::fabs(s - book[0]);
+    for (int c = 1; c < n; ++c) {
+        const float d = std::fabs(s - book[c]);
+        if (d < bd) {
+            bd = d;
+            best = c;
+        }
+    }
+    return best;
+}
+
+TEST(Nf4Codebook, ThresholdsReproduceTheFloat32Argmin) {
+    // Around every decision threshold, and on a dense stride of [-1, 1].
+    std::vector<float> probes;
+    for (int i = 0; i < 15; ++i) {
+        float t = nf4_thresholds()[i];
+        for (int k = 0; k < 300; ++k) {
+            probes.push_back(t);
+            t = std::nextafter(t, 2.0f);
+        }
+        t = nf4_thresholds()[i];
+        for (int k = 0; k < 300; ++k) {
+            probes.push_back(t);
+            t = std::nextafter(t, -2.0f);
+        }
+        probes.push_back((kNf4Codebook[i] + kNf4Codebook[i + 1]) / 2);
+    }
+    for (int k = 0; k <= 2000000; ++k) probes.push_back(-1.0f + 2.0f * static_cast<float>(k) / 2000000.0f);
+    probes.push_back(std::numeric_limits<float>::quiet_NaN());
+    for (float s : probes) ASSERT_EQ(nf4_code_of(s), literal_argmin(kNf4Codebook, 16, s)) << s;
+}
+
+TEST(Nf4Codebook, DynamicMapThresholdsReproduceTheArgmin) {
+    for (int i = 0; i < 255; ++i) {
+        float t = dynamic_map_thresholds()[i];
+        for (int k = 0; k < 50; ++k) t = std::nextafter(t, -2.0f);
+        for (int k = 0; k < 100; ++k) {
+            ASSERT_EQ(dynamic_map_code_of(t), literal_argmin(kDynamicMapSigned, 256, t)) << t;
+            t = std::nextafter(t, 2.0f);
+        }
+    }
+    for (int i = 1; i < 256; ++i) ASSERT_LT(kDynamicMapSigned[i - 1], kDynamicMapSigned[i]) << "map must ascend";
+}
+
+TEST(Nf4Codec, MatchesReferenceWithTail) {
+    for (int64_t n : {int64_t{64 * 300}, int64_t{64 * 50 + 17}}) {
+        auto x = test::mixed_tensor(1, n, 41);
+        std::vector<float> y(x.size()), dec(x.size());
+        std::vector<uint8_t> codes(x.size());
+        std::vector<float> absmax(static_cast<size_t>((n + 63) / 64));
+        nf4_fake_quant(x.data(), y.data(), n, kNf4Block);
+        nf4_encode(x.data(), n, kNf4Block, codes.data(), absmax.data());
+        nf4_decode(codes.data(), absmax.data(), n, kNf4Block, dec.data());
+        const auto ref = reference::nf4(x, kNf4Block, kNf4Codebook);
+        EXPECT_TRUE(test::same_items(codes, ref.codes));
+        EXPECT_TRUE(test::same_values(absmax, ref.scales));
+        EXPECT_TRUE(test::same_values(y, ref.values));
+        EXPECT_TRUE(test::same_values(dec, ref.values));
+    }
+}
+
+TEST(Nf4Codec, ZeroBlockNanAndInf) {
+    std::vector<float> x(128, 0.0f);
+    x[70] = std::numeric_limits<float>::quiet_NaN();
+    x[71] = 2.0f;
+    x[72] = -INFINITY;
+    std::vector<float> y(128);
+    std::vector<uint8_t> codes(128);
+    std::vector<float> absmax(2);
+    nf4_fake_quant(x.data(), y.data(), 128, 64);
+    nf4_encode(x.data(), 128, 64, codes.data(), absmax.data());
+    for (int i = 0; i < 64; ++i) {
+        EXPECT_EQ(y[i], 0.0f);
+        EXPECT_EQ(codes[i], 7);  // the 0.0 entry
+    }
+    EXPECT_TRUE(std::isnan(y[70]));
+    EXPECT_EQ(absmax[1], 2.0f);
+    EXPECT_EQ(y[71], 2.0f);
+    EXPECT_EQ(y[72], -2.0f);
+    EXPECT_EQ(codes[72], 0);
+}
+
+TEST(Nf4Codec, DoubleQuantReconstructsAbsmaxClosely) {
+    auto x = test::mixed_tensor(1, 64 * 600, 42);
+    for (auto& v : x) v = std::isfinite(v) ? std::fmod(v, 3.0f) : 0.0f;
+    const int64_t n = static_cast<int64_t>(x.size()), nb = n / 64;
+    std::vector<uint8_t> codes(x.size()), c8(static_cast<size_t>(nb));
+    std::vector<float> absmax(static_cast<size_t>(nb)), a2(3), back(static_cast<size_t>(nb));
+    float offset = 0;
+    nf4_encode(x.data(), n, 64, codes.data(), absmax.data());
+    nf4_double_quant(absmax.data(), nb, c8.data(), a2.data(), &offset);
+    nf4_double_dequant(c8.data(), a2.data(), offset, nb, back.data());
+    double mean = 0;
+    for (float a : absmax) mean += a;
+    EXPECT_EQ(offset, static_cast<float>(mean / nb));
+    for (int64_t i = 0; i < nb; ++i) {
+        EXPECT_EQ(back[i], kDynamicMapSigned[c8[i]] * a2[i / 256] + offset);
+        EXPECT_NEAR(back[i], absmax[i], 0.02 * a2[i / 256] + 1e-6) << i;  // 8-bit dynamic map error bound
+        const float s = std::max(-1.0f, std::min(1.0f, (absmax[i] - offset) * (1.0f / a2[i / 256])));
+        EXPECT_EQ(c8[i], literal_argmin(kDynamicMapSigned, 256, s));
+    }
+    std::vector<float> y(x.size());
+    nf4_fake_quant_double(x.data(), y.data(), n, 64);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], kNf4Codebook[codes[i]] * back[i / 64]);
+}
+
+}  // namespace
+}  // namespace ql::kernels
