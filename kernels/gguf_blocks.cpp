@@ -46,7 +46,7 @@ inline float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi 
 // below ~2^-120). ggml then computes 0 * Inf = NaN and casts it to an integer (undefined
 // behaviour); we quantize such blocks to the zero code instead.
 inline float safe_inverse(float d) {
-    const float id = safe_inverse(d);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     return is_finite_bits(id) ? id : 0.0f;
 }
 

@@ -622,7 +622,7 @@ def gguf_tie_rows(fmt, rng, cols=64):
     if fmt == "gguf_q8_0":  # amax 127 -> d = 1, id = 1: k + 0.5 are exact ties (round half away)
         ks = np.arange(-127, 127) + 0.5
         vals = list(ks)
-        blocks = fill_blocks(lambda i: 127.0 * (-1) ** i, vals, 32, rng, lambda r: r.integers(-127, 128) + 0.5)
+        blocks = fill_blocks(lambda i: 127.0 * (-1) ** i, vals, 32, rng, lambda r: r.integers(-127, 127) + 0.5)
     elif fmt == "gguf_q4_0":  # signed max -8 -> d = 1; +8 -> d = -1
         vals = list(np.arange(-8, 8) + 0.5) * 2
         blocks = fill_blocks(lambda i: -8.0 if i % 2 == 0 else 8.0, vals, 32, rng,
