@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kernels/nf4.h"
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "kernels/block_iteration.h"
@@ -10,35 +12,76 @@
 namespace ql::kernels {
 namespace {
 
-// Largest float s in [lo, hi] (lo < hi adjacent codebook values) for which
-// fl(s - lo) <= fl(hi - s): the argmin still picks the lower index. The predicate is monotone in
-// s (both differences are monotone and rounding is monotone), so bisection over the ordered
-// float keys finds it exactly.
-float tie_threshold(float lo, float hi) {
-    int32_t a = sortable_key(lo), b = sortable_key(hi);  // P(lo) true, P(hi) false
-    while (b - a > 1) {
-        const int32_t m = a + (b - a) / 2;
-        const float s = from_sortable_key(m);
-        const float dl = abs_bits(s - lo);
-        const float dh = abs_bits(s - hi);
-        if (dl <= dh)
-            a = m;
-        else
-            b = m;
-    }
-    return from_sortable_key(a);
-}
-
+// Decision boundaries of a sorted codebook: the float32 midpoints (c[i] + c[i+1]) / 2, as
+// bitsandbytes 0.50's default backend computes them; code(s) = number of midpoints < s
+// (torch.bucketize, right=False), so an exact midpoint goes to the lower index.
 std::vector<float> thresholds_of(const float* book, int n) {
     std::vector<float> t(static_cast<size_t>(n - 1));
-    for (int i = 0; i + 1 < n; ++i) t[i] = tie_threshold(book[i], book[i + 1]);
+    for (int i = 0; i + 1 < n; ++i) t[i] = (book[i] + book[i + 1]) / 2.0f;
     return t;
+}
+
+// ATen's float32 sum order for a contiguous 1-D tensor (aten/src/ATen/native/cpu/SumKernel.cpp:
+// vectorized_inner_sum -> row_sum with 4-way ILP over 8-lane vectors -> multi_row_sum cascading
+// partial sums in levels of 16), then the division by n that mean() does in float32. Matching
+// it makes the double-quantization offset bit-identical to bitsandbytes' absmax.mean().
+float cascade_mean(const float* x, int64_t n) {
+    if (n == 0) return 0.0f;
+    constexpr int64_t kLanes = 8, kIlp = 4, kLevels = 4;
+    using Vec = std::array<float, kLanes>;
+    auto add = [](Vec& a, const Vec& b) {
+        for (int64_t l = 0; l < kLanes; ++l) a[l] += b[l];
+    };
+    auto load = [&](int64_t v) {
+        Vec r;
+        for (int64_t l = 0; l < kLanes; ++l) r[l] = x[v * kLanes + l];
+        return r;
+    };
+    const int64_t vec_size = n / kLanes;
+    const int64_t size_ilp = vec_size / kIlp;
+    // multi_row_sum over rows of kIlp vectors.
+    int64_t ceil_log2 = 1;
+    if (size_ilp > 2) {
+        ceil_log2 = 0;
+        while ((int64_t{1} << ceil_log2) < size_ilp) ++ceil_log2;
+    }
+    const int64_t level_power = std::max<int64_t>(4, ceil_log2 / kLevels);
+    const int64_t level_step = int64_t{1} << level_power;
+    const int64_t level_mask = level_step - 1;
+    Vec zero{};
+    std::array<std::array<Vec, kIlp>, kLevels> acc;
+    for (auto& lv : acc) lv.fill(zero);
+    int64_t i = 0;
+    for (; i + level_step <= size_ilp;) {
+        for (int64_t j = 0; j < level_step; ++j, ++i)
+            for (int64_t k = 0; k < kIlp; ++k) add(acc[0][k], load(i * kIlp + k));
+        for (int64_t j = 1; j < kLevels; ++j) {
+            for (int64_t k = 0; k < kIlp; ++k) {
+                add(acc[j][k], acc[j - 1][k]);
+                acc[j - 1][k] = zero;
+            }
+            if ((i & (level_mask << (j * level_power))) != 0) break;
+        }
+    }
+    for (; i < size_ilp; ++i)
+        for (int64_t k = 0; k < kIlp; ++k) add(acc[0][k], load(i * kIlp + k));
+    for (int64_t j = 1; j < kLevels; ++j)
+        for (int64_t k = 0; k < kIlp; ++k) add(acc[0][k], acc[j][k]);
+    std::array<Vec, kIlp> partial = acc[0];
+    for (int64_t v = size_ilp * kIlp; v < vec_size; ++v) add(partial[0], load(v));
+    for (int64_t k = 1; k < kIlp; ++k) add(partial[0], partial[k]);
+    float total = 0.0f;
+    for (int64_t e = vec_size * kLanes; e < n; ++e) total += x[e];
+    for (int64_t l = 0; l < kLanes; ++l) total += partial[0][l];
+    return total / static_cast<float>(n);
 }
 
 inline float nf4_scale_inverse(float absmax) {
     const float floor_value = 1e-38f;
     return 1.0f / (absmax > floor_value ? absmax : floor_value);
 }
+
+inline float tail_absmax(float am) { return am > 1e-38f ? am : 1e-38f; }
 
 inline float clamp_unit(float s) { return s < -1.0f ? -1.0f : (s > 1.0f ? 1.0f : s); }
 
@@ -135,6 +178,8 @@ const float* dynamic_map_thresholds() {
     return t.data();
 }
 
+float aten_float_mean(const float* x, int64_t n) { return cascade_mean(x, n); }
+
 int nf4_code_of(float s) { return rounder().code(s); }
 
 int dynamic_map_code_of(float s) {
@@ -164,7 +209,14 @@ void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
     parallel_ranges(L.block_count(), std::max<int64_t>(1, 32768 / block), 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
-            fake_quant_range(x + off, y + off, len, block_absmax(x + off, len), r);
+            const float am = block_absmax(x + off, len);
+            if (len < block) {
+                const float amc = tail_absmax(am);
+                for (int64_t i = off; i < off + len; ++i)
+                    y[i] = is_nan_bits(x[i]) ? x[i] : r.value(clamp_unit(x[i] / amc)) * amc;
+                continue;
+            }
+            fake_quant_range(x + off, y + off, len, am, r);
         }
     });
 }
@@ -176,6 +228,15 @@ void nf4_encode(const float* x, int64_t n, int64_t block, uint8_t* codes, float*
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
             const float am = block_absmax(x + off, len);
+            if (len < block) {
+                // bitsandbytes treats a short last block apart: its absmax is stored clamped to
+                // 1e-38 and the elements are divided by it rather than multiplied by 1/absmax.
+                const float amc = tail_absmax(am);
+                absmax[b] = amc;
+                for (int64_t i = 0; i < len; ++i)
+                    codes[off + i] = static_cast<uint8_t>(r.code(clamp_unit(x[off + i] / amc)));
+                continue;
+            }
             absmax[b] = am;
             const float inv = nf4_scale_inverse(am);
             for (int64_t i = 0; i < len; ++i)
@@ -196,11 +257,7 @@ void nf4_decode(const uint8_t* codes, const float* absmax, int64_t n, int64_t bl
 }
 
 void nf4_double_quant(const float* absmax, int64_t nblocks, uint8_t* codes8, float* absmax2, float* offset) {
-    // The mean is accumulated in double and rounded once: bitsandbytes takes torch.mean of the
-    // float32 absmax (a pairwise float32 sum), which agrees except possibly in the last bit.
-    double sum = 0.0;
-    for (int64_t i = 0; i < nblocks; ++i) sum += absmax[i];
-    const float off = nblocks > 0 ? static_cast<float>(sum / static_cast<double>(nblocks)) : 0.0f;
+    const float off = cascade_mean(absmax, nblocks);
     *offset = off;
     const int64_t nb2 = (nblocks + kNf4DoubleQuantBlock - 1) / kNf4DoubleQuantBlock;
     std::vector<float> centred(static_cast<size_t>(nblocks));
@@ -209,10 +266,17 @@ void nf4_double_quant(const float* absmax, int64_t nblocks, uint8_t* codes8, flo
         const int64_t o = b * kNf4DoubleQuantBlock;
         const int64_t len = std::min(kNf4DoubleQuantBlock, nblocks - o);
         const float a2 = block_absmax(centred.data() + o, len);
+        // bitsandbytes' quantize_blockwise (default backend): the same short-last-block rule as
+        // quantize_4bit.
+        if (len < kNf4DoubleQuantBlock) {
+            const float a2c = tail_absmax(a2);
+            absmax2[b] = a2c;
+            for (int64_t i = 0; i < len; ++i)
+                codes8[o + i] = static_cast<uint8_t>(dynamic_map_code_of(clamp_unit(centred[o + i] / a2c)));
+            continue;
+        }
         absmax2[b] = a2;
-        // As bitsandbytes: 1 / absmax without a floor, so an all-equal block (a2 = 0) yields
-        // NaN scaled values and code 0; it still decodes to the offset because a2 = 0.
-        const float inv = 1.0f / a2;
+        const float inv = nf4_scale_inverse(a2);
         for (int64_t i = 0; i < len; ++i)
             codes8[o + i] = static_cast<uint8_t>(dynamic_map_code_of(clamp_unit(centred[o + i] * inv)));
     }

@@ -268,6 +268,9 @@ Encoded integer(const std::vector<float>& x, int64_t rows, int64_t cols, int bit
 }
 
 Encoded nf4(const std::vector<float>& x, int64_t block, const float codebook[16]) {
+    // bitsandbytes 0.50 default backend: float32 midpoints, torch.bucketize(right=False).
+    float mid[15];
+    for (int i = 0; i < 15; ++i) mid[i] = (codebook[i] + codebook[i + 1]) / 2.0f;
     Encoded r;
     const int64_t n = static_cast<int64_t>(x.size());
     for (int64_t b0 = 0; b0 < n; b0 += block) {
@@ -275,25 +278,19 @@ Encoded nf4(const std::vector<float>& x, int64_t block, const float codebook[16]
         float absmax = 0.0f;
         for (int64_t i = 0; i < len; ++i)
             if (std::isfinite(x[b0 + i])) absmax = std::max(absmax, std::fabs(x[b0 + i]));
+        const bool tail = len < block;
+        if (tail) absmax = std::max(absmax, 1e-38f);
         r.scales.push_back(absmax);
         const float inv = 1.0f / std::max(absmax, 1e-38f);
         for (int64_t i = 0; i < len; ++i) {
             const float v = x[b0 + i];
-            float s = v * inv;
+            float s = tail ? v / absmax : v * inv;
             if (!std::isnan(s)) s = std::max(-1.0f, std::min(1.0f, s));
-            int best = 0;
-            if (!std::isnan(s)) {
-                float best_d = std::fabs(s - codebook[0]);
-                for (int c = 1; c < 16; ++c) {
-                    const float d = std::fabs(s - codebook[c]);
-                    if (d < best_d) {
-                        best_d = d;
-                        best = c;
-                    }
-                }
-            }
-            r.codes.push_back(static_cast<uint8_t>(best));
-            r.values.push_back(std::isnan(v) ? v : codebook[best] * absmax);
+            int code = 0;
+            for (int k = 0; k < 15; ++k)
+                if (s > mid[k]) code = k + 1;
+            r.codes.push_back(static_cast<uint8_t>(code));
+            r.values.push_back(std::isnan(v) ? v : codebook[code] * absmax);
         }
     }
     return r;

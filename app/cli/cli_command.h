@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli subcommands. Each lives in its own file and registers here; main.cpp dispatches.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ql::cli {
+
+struct Command {
+    std::string name;     // "fakequant"
+    std::string usage;    // "quantlab-cli fakequant --format NAME --in X.npy --out Y.npy [...]"
+    std::string summary;  // one line for `quantlab-cli --help`
+    // Runs with the arguments after the command name; returns the exit code. Throws UserError
+    // for bad input (main prints it and exits 1).
+    std::function<int(const std::vector<std::string>&)> run;
+};
+
+// Factories, one per command file.
+Command formats_command();
+Command fakequant_command();
+Command project_command();
+
+// Every command, in help order.
+const std::vector<Command>& all_commands();
+
+}  // namespace ql::cli

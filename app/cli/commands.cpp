@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "app/cli/cli_command.h"
+
+namespace ql::cli {
+
+const std::vector<Command>& all_commands() {
+    static const std::vector<Command> commands = {
+        formats_command(),
+        fakequant_command(),
+    };
+    return commands;
+}
+
+}  // namespace ql::cli

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Explains the quantization of one block. The outputs and codes come from the same codec the
+// engine uses (format_codec), and every intermediate shown is recomputed with the kernels' own
+// element functions, so the teaching view can never disagree with the numerics.
+#include "engine/api/block_walkthrough.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/api/errors.h"
+#include "engine/api/format_catalog.h"
+#include "engine/formats/format_codec.h"
+#include "kernels/gguf_blocks.h"
+#include "kernels/microscaling.h"
+#include "kernels/minifloat.h"
+
+namespace ql {
+namespace {
+
+using namespace ql::kernels;
+
+std::string num(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.7g", v);
+    return buf;
+}
+
+std::string bits(unsigned code, int width) {
+    std::string s;
+    for (int b = width - 1; b >= 0; --b) s += ((code >> b) & 1u) ? '1' : '0';
+    return s;
+}
+
+// "s eeee mmm" with fields separated, for a float element layout.
+std::string float_code_bits(unsigned code, const ElementLayout& e) {
+    const int m = e.mantissa_bits, x = e.exponent_bits;
+    return bits(code >> (x + m), 1) + " " + bits((code >> m) & ((1u << x) - 1u), x) + " " + bits(code & ((1u << m) - 1u), m);
+}
+
+float finite_amax(const std::vector<float>& v) {
+    float m = 0;
+    for (float x : v)
+        if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    return m;
+}
+
+}  // namespace
+
+BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptions& options, float tensor_amax) {
+    if (block.empty()) throw UserError("the sample block is empty");
+    BlockWalkthrough w;
+    w.format = options.format;
+    w.input = block;
+    const int64_t n = static_cast<int64_t>(block.size());
+    const std::vector<int64_t> shape = {n};
+    QuantOptions o = options;
+    QuantSpec spec = resolve_spec(o, shape);
+    const FormatInfo& f = *spec.info;
+    const float bamax = finite_amax(block);
+    const float amax = std::isnan(tensor_amax) ? bamax : tensor_amax;
+    if (f.family == "nvfp4" || f.family == "fp8" || (f.family == "int" && spec.granularity != Granularity::Group))
+        spec.fixed_amax = std::max(amax, bamax);
+
+    w.output.resize(block.size());
+    fake_quantize_buffer(block.data(), w.output.data(), shape, spec);
+    EncodedTensor enc;
+    if (f.name != "fp32") enc = encode_buffer(block.data(), shape, spec);
+    auto step = [&](std::string label, std::string formula, std::string result) {
+        w.steps.push_back(WalkthroughStep{std::move(label), std::move(formula), std::move(result)});
+    };
+    std::vector<float> level_values = f.element_values;  // element domain values to scale into the grid
+    const std::string& fam = f.family;
+
+    if (fam == "passthrough") {
+        w.scale = 1;
+        w.scaled = block;
+        step("Rounding", f.name == "fp32" ? "none: float32 values pass through" : "round half to even to " + f.title,
+             f.name == "fp32" ? "unchanged" : "each value keeps " + std::to_string(f.element.mantissa_bits) + " mantissa bits");
+        if (f.name != "fp32")
+            for (int64_t i = 0; i < n; ++i) {
+                const unsigned c = enc.codes.as<uint16_t>()[i];
+                w.codes.push_back(c);
+                w.code_bits.push_back(float_code_bits(c, f.element));
+            }
+    } else if (fam == "fp8") {
+        const float scale = enc.scales.as<float>()[0];
+        w.scale = scale;
+        w.global_scale = scale;
+        step("Tensor amax", "max |x| over the tensor (finite values)", num(spec.fixed_amax));
+        step("Scale", "amax / " + num(f.element_max), num(scale));
+        step("Encode", "code = " + f.element.name + "(x / scale), round half to even, saturate at +-" + num(f.element_max), "");
+        step("Decode", "x' = value(code) * scale", "");
+    } else if (fam == "nvfp4") {
+        const float g = *enc.global_scale;
+        const uint8_t s8 = enc.raw_scales.at(0);
+        const float s = bamax == 0.0f ? 1.0f : bamax / (6.0f * g);
+        const float d = decode_element<E4M3>(s8) * g;
+        w.scale = d;
+        w.global_scale = g;
+        step("Tensor amax", "max |x| over the whole tensor (finite values)", num(spec.fixed_amax));
+        step("Global scale g", "amax / (6 * 448)", num(g));
+        step("Block amax", "max |x_i| over this block of 16", num(bamax));
+        step("Block scale s", "block_amax / (6 * g)", num(s));
+        step("E4M3 block scale", "s8 = E4M3(s), round half to even", num(decode_element<E4M3>(s8)) + "  (code 0x" + bits(s8, 8) + ")");
+        step("Denominator", "d = s8 * g", num(d));
+        step("Encode", "code = E2M1(x / d), ties to even, saturate at +-6", "");
+        step("Decode", "x' = E2M1[code] * d", "");
+        if (d == 0.0f) step("Note", "s8 rounded to zero", "this block decodes to zeros");
+    } else if (fam == "mx") {
+        const uint8_t byte = enc.raw_scales.at(0);
+        const int emax = exponent_field(f.element_max);  // 8, 15, 4, 2, 2, 0
+        const float X = e8m0_to_float(byte);
+        w.scale = X;
+        step("Block amax", "max |x_i| over this block of 32", num(bamax));
+        if (spec.mx_round_up) {
+            step("Scale exponent", "ceil(log2(amax / " + num(f.element_max) + "))", std::to_string(static_cast<int>(byte) - 127));
+        } else {
+            step("floor(log2(amax))", "from the float32 exponent bits", bamax > 0 ? std::to_string(exponent_field(bamax)) : "-127 (zero block)");
+            step("Scale exponent", "floor(log2(amax)) - emax_elem (emax_elem = " + std::to_string(emax) + "), clamped to [-127, 127]",
+                 std::to_string(static_cast<int>(byte) - 127));
+        }
+        step("Shared scale X", "2^e, stored as the E8M0 byte e + 127", num(X) + "  (byte " + std::to_string(byte) + ")");
+        step("Encode", f.name == "mxint8" ? "k = clamp(rne(64 * x / X), -127, 127)" : "code = " + f.element.name + "(x / X), ties to even, saturating", "");
+        step("Decode", f.name == "mxint8" ? "x' = k / 64 * X" : "x' = value(code) * X", "");
+        if (byte == kE8m0Nan) step("Note", "the block holds NaN or Inf", "scale byte 0xFF: the whole block is NaN");
+    } else if (fam == "int") {
+        const float scale = enc.scales.as<float>()[0];
+        const int b = f.element_bits;
+        w.scale = scale;
+        if (spec.asymmetric) {
+            const float zp = enc.zero_points.at(0);
+            float mn = 0, mx = 0;
+            for (float v : block)
+                if (std::isfinite(v)) {
+                    mn = std::min(mn, v);
+                    mx = std::max(mx, v);
+                }
+            step("Range", "min(x, 0) .. max(x, 0)", num(mn) + " .. " + num(mx));
+            step("Scale", "(max - min) / " + std::to_string((1 << b) - 1), num(scale));
+            step("Zero point", "clamp(-rne(min / scale), 0, " + std::to_string((1 << b) - 1) + ")", num(zp));
+            step("Encode", "q = clamp(rne(x / scale) + zp, 0, " + std::to_string((1 << b) - 1) + ")", "");
+            step("Decode", "x' = (q - zp) * scale", "");
+            level_values.clear();
+            for (int q = 0; q < (1 << b); ++q) level_values.push_back(static_cast<float>(q) - zp);
+        } else {
+            const int qmax = (1 << (b - 1)) - 1;
+            step(spec.granularity == Granularity::Group ? "Group amax" : "Tensor amax", "max |x|",
+                 num(spec.granularity == Granularity::Group ? bamax : spec.fixed_amax));
+            step("Scale", "amax / " + std::to_string(qmax), num(scale));
+            step("Encode", "q = clamp(rne(x / scale), -" + std::to_string(qmax) + ", " + std::to_string(qmax) + ")", "");
+            step("Decode", "x' = q * scale", "");
+        }
+    } else if (fam == "nf4") {
+        const float absmax = enc.scales.as<float>()[0];
+        w.scale = absmax;
+        step("Block absmax", "max |x_i| over 64 consecutive elements", num(bamax));
+        if (spec.double_quant) {
+            step("Double quantization", "offset = mean(absmax); (absmax - offset) as 8 bits (dynamic map)",
+                 "offset " + num(enc.offset.value_or(0)) + ", stored absmax " + num(absmax));
+        }
+        step("Normalise", "s = clamp(x / absmax, -1, 1)", "");
+        step("Encode", "code = nearest NF4 value (ties to the lower index)", "");
+        step("Decode", "x' = NF4[code] * absmax", "");
+    } else if (fam == "gguf") {
+        const float d = enc.scales.as<float>()[0];
+        w.scale = d;
+        step("Block statistics", f.name == "gguf_q4_1" ? "min and max of the block" : "max |x_i| (signed for Q4_0/Q5_0)", num(bamax));
+        step("Scale", f.scale_rule, num(d));
+        step("Bytes", "block of 32 elements in " + std::to_string(static_cast<int>(f.bits_per_element * 32 / 8)) + " bytes", "");
+        if (f.name == "gguf_q4_1") {
+            const float m = enc.scales.as<float>()[1];
+            level_values.clear();
+            for (int q = 0; q < 16; ++q) level_values.push_back(static_cast<float>(q) + m / d);
+        }
+    }
+
+    // Per-element view: the element-domain value, code and bit pattern.
+    if (fam != "passthrough") {
+        for (int64_t i = 0; i < n; ++i) {
+            w.scaled.push_back(w.scale != 0 ? static_cast<float>(block[i] / w.scale) : 0.0f);
+            unsigned c = 0;
+            const NdArray& codes = enc.codes;
+            if (codes.dtype == DType::Int8)
+                c = static_cast<unsigned>(static_cast<uint8_t>(codes.as<int8_t>()[i]));
+            else
+                c = codes.as<uint8_t>()[i];
+            w.codes.push_back(c);
+            if (f.element.is_float && f.element_bits <= 8)
+                w.code_bits.push_back(float_code_bits(c, f.element));
+            else
+                w.code_bits.push_back(bits(c, f.element_bits));
+        }
+    }
+    for (float v : level_values) w.grid.push_back(static_cast<float>(v * w.scale));
+    double se = 0;
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (std::isfinite(block[i])) {
+            const double e = static_cast<double>(w.output[i]) - block[i];
+            se += e * e;
+            ++cnt;
+        }
+    w.mse = cnt ? se / static_cast<double>(cnt) : 0.0;
+    return w;
+}
+
+}  // namespace ql

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/engine_runtime.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "torch/version.h"
+
+namespace ql {
+namespace {
+
+// Which shared object provides the BLAS sgemm LibTorch will call.
+std::string blas_library() {
+    void* sym = dlsym(RTLD_DEFAULT, "sgemm_");
+    if (!sym) return "unknown";
+    Dl_info info{};
+    if (dladdr(sym, &info) == 0 || !info.dli_fname) return "unknown";
+    char resolved[4096];
+    if (realpath(info.dli_fname, resolved)) return resolved;
+    return info.dli_fname;
+}
+
+}  // namespace
+
+std::string quantlab_version() { return QUANTLAB_VERSION; }
+
+RuntimeInfo initialise_engine_runtime() {
+    static const RuntimeInfo info = [] {
+        RuntimeInfo r;
+        const unsigned hw = std::thread::hardware_concurrency();
+        // Debian's LibTorch starts with one intra-op thread (PERF.md lesson 2).
+        at::set_num_threads(static_cast<int>(hw ? hw : 1));
+        r.threads = at::get_num_threads();
+        r.blas = blas_library();
+        // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.
+        r.reference_blas = r.blas.find("/blas/libblas") != std::string::npos;
+        if (r.reference_blas)
+            std::fprintf(stderr,
+                         "quantlab: warning: the reference BLAS (%s) is active; matrix products run ~40x slower. "
+                         "Install libopenblas0-pthread.\n",
+                         r.blas.c_str());
+        r.torch_version = TORCH_VERSION;
+#if defined(QUANTLAB_HAVE_CUDA)
+        r.cuda_kernels = true;
+#endif
+        r.quantlab_version = QUANTLAB_VERSION;
+        return r;
+    }();
+    return info;
+}
+
+}  // namespace ql

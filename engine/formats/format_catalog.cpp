@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The registry of formats: names, layouts, scale structure and the representable element values
+// (decoded by the same kernels that quantize, so the GUI plots exactly what the numerics do).
+#include "engine/api/format_catalog.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/api/errors.h"
+#include "kernels/minifloat.h"
+#include "kernels/nf4.h"
+
+namespace ql {
+namespace {
+
+using namespace ql::kernels;
+
+template <class F>
+std::vector<float> minifloat_values() {
+    std::vector<float> v;
+    for (unsigned c = 0; c < (2u << (F::exp_bits + F::man_bits)); ++c) {
+        const float x = decode_element<F>(c);
+        if (std::isfinite(x)) v.push_back(x + 0.0f);  // -0 and +0 collapse
+    }
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
+template <class F>
+ElementLayout float_layout(const std::string& name) {
+    ElementLayout e;
+    e.name = name;
+    e.sign_bits = 1;
+    e.exponent_bits = F::exp_bits;
+    e.mantissa_bits = F::man_bits;
+    e.bias = F::bias;
+    e.is_float = true;
+    return e;
+}
+
+ElementLayout int_layout(int bits) {
+    ElementLayout e;
+    e.name = "INT" + std::to_string(bits);
+    e.sign_bits = 1;
+    e.mantissa_bits = bits - 1;
+    e.is_integer = true;
+    return e;
+}
+
+std::vector<float> int_levels(int lo, int hi, float step = 1.0f) {
+    std::vector<float> v;
+    for (int i = lo; i <= hi; ++i) v.push_back(static_cast<float>(i) * step);
+    return v;
+}
+
+std::vector<FormatInfo> build() {
+    std::vector<FormatInfo> out;
+    const std::string modelopt = "NVIDIA Model Optimizer qtensor/nvfp4_tensor.py (export path)";
+    const std::string torchao_mx = "pytorch/ao prototype/mx_formats/mx_tensor.py to_mx (OCP MX v1.0)";
+    const std::string ggml = "ggml-org/llama.cpp ggml/src/ggml-quants.c quantize_row_*_ref and gguf-py/gguf/quants.py";
+    const std::string nan_rule_amax =
+        "NaN: stays NaN in its own element; the amax ignores NaN and Inf; +-Inf saturate to +-max x scale.";
+
+    // Pass-through baselines.
+    {
+        FormatInfo f;
+        f.name = "fp32";
+        f.title = "FP32";
+        f.family = "passthrough";
+        f.summary = "IEEE float32: the unquantized baseline. Values pass through unchanged.";
+        f.scale_rule = "none";
+        f.source = "IEEE 754 binary32";
+        f.element = ElementLayout{"FP32", 1, 8, 23, 127, true, false, false};
+        f.element_bits = 32;
+        f.element_max = 3.40282347e38f;
+        f.bits_per_element = 32;
+        f.packs = false;
+        out.push_back(f);
+        f.name = "bf16";
+        f.title = "BF16";
+        f.summary = "bfloat16: float32's exponent range with 7 mantissa bits. Rounded half to even.";
+        f.source = "IEEE-style bfloat16, round half to even (as torch .to(bfloat16))";
+        f.element = ElementLayout{"BF16", 1, 8, 7, 127, true, false, false};
+        f.element_bits = 16;
+        f.bits_per_element = 16;
+        out.push_back(f);
+        f.name = "fp16";
+        f.title = "FP16";
+        f.summary = "IEEE binary16: 5 exponent bits, 10 mantissa bits, max 65504; larger values become Inf.";
+        f.source = "IEEE 754 binary16, round half to even";
+        f.element = ElementLayout{"FP16", 1, 5, 10, 15, true, false, false};
+        f.element_max = 65504.0f;
+        out.push_back(f);
+    }
+    // FP8 with a per-tensor (or per-channel) scale.
+    for (bool e4m3 : {true, false}) {
+        FormatInfo f;
+        f.name = e4m3 ? "fp8_e4m3" : "fp8_e5m2";
+        f.title = e4m3 ? "FP8 E4M3" : "FP8 E5M2";
+        f.family = "fp8";
+        f.summary = e4m3 ? "8-bit float with 4 exponent and 3 mantissa bits (max 448, no Inf) and one float32 scale per "
+                           "tensor or channel: the W8A8 format of FP8_DEFAULT."
+                         : "8-bit float with 5 exponent and 2 mantissa bits (max 57344): more range, less precision; "
+                           "common for gradients.";
+        f.scale_rule = e4m3 ? "scale = amax / 448;  code = E4M3(x / scale);  x' = value(code) * scale"
+                            : "scale = amax / 57344;  code = E5M2(x / scale);  x' = value(code) * scale";
+        f.source = "NVIDIA Model Optimizer qtensor/fp8_tensor.py (export path); element rounding as pytorch c10 Float8";
+        f.notes = {"Model Optimizer's fake-quant path multiplies by 448/amax instead of dividing by amax/448 and can differ "
+                   "by 1 ulp; QuantLab follows the export path so fake quantization equals the exported checkpoint.",
+                   nan_rule_amax};
+        f.element = e4m3 ? float_layout<E4M3>("E4M3") : float_layout<E5M2>("E5M2");
+        f.element_bits = 8;
+        f.element_max = e4m3 ? 448.0f : 57344.0f;
+        f.element_values = e4m3 ? minifloat_values<E4M3>() : minifloat_values<E5M2>();
+        f.scale_type = "FP32 per tensor (or per channel)";
+        f.bits_per_element = 8;
+        f.granularities = {"tensor", "channel"};
+        out.push_back(f);
+    }
+    {
+        FormatInfo f;
+        f.name = "nvfp4";
+        f.title = "NVFP4";
+        f.family = "nvfp4";
+        f.summary = "4-bit E2M1 elements in blocks of 16 with an E4M3 scale per block and a float32 scale per tensor. "
+                    "The fine blocks and the 3-bit-mantissa block scale keep small values that power-of-two scales lose.";
+        f.scale_rule = "g = amax / (6*448);  s = E4M3(block_amax / (6 g));  code = E2M1(x / (s g));  x' = value(code) * s g";
+        f.source = modelopt;
+        f.notes = {"torchao's NVFP4 differs slightly: block scales are clamped to >= 2^-6, all-zero blocks get scale 2^-6 and "
+                   "the multiplication order differs; QuantLab follows Model Optimizer's exported checkpoint.",
+                   "A block whose E4M3 scale rounds to zero (block amax below about amax / 458752) decodes to zeros. Model "
+                   "Optimizer 0.47 instead clamps the block scale to at least 2^-9 before the cast.",
+                   nan_rule_amax};
+        f.element = float_layout<E2M1>("E2M1");
+        f.element_bits = 4;
+        f.element_max = 6.0f;
+        f.element_values = minifloat_values<E2M1>();
+        f.block_size = 16;
+        f.scale_type = "E4M3 per 16 elements + FP32 per tensor";
+        f.bits_per_element = 4.5;
+        out.push_back(f);
+    }
+    struct MxSpec {
+        const char* name;
+        const char* title;
+        ElementLayout layout;
+        int bits;
+        float max;
+        std::vector<float> values;
+    };
+    const std::vector<MxSpec> mx = {
+        {"mxfp8_e4m3", "MXFP8 (E4M3)", float_layout<E4M3>("E4M3"), 8, 448.0f, minifloat_values<E4M3>()},
+        {"mxfp8_e5m2", "MXFP8 (E5M2)", float_layout<E5M2>("E5M2"), 8, 57344.0f, minifloat_values<E5M2>()},
+        {"mxfp6_e3m2", "MXFP6 (E3M2)", float_layout<E3M2>("E3M2"), 6, 28.0f, minifloat_values<E3M2>()},
+        {"mxfp6_e2m3", "MXFP6 (E2M3)", float_layout<E2M3>("E2M3"), 6, 7.5f, minifloat_values<E2M3>()},
+        {"mxfp4", "MXFP4", float_layout<E2M1>("E2M1"), 4, 6.0f, minifloat_values<E2M1>()},
+        {"mxint8", "MXINT8", int_layout(8), 8, 127.0f / 64.0f, int_levels(-127, 127, 1.0f / 64.0f)},
+    };
+    for (const auto& m : mx) {
+        FormatInfo f;
+        f.name = m.name;
+        f.title = m.title;
+        f.family = "mx";
+        f.summary = std::string("OCP Microscaling: ") + m.layout.name +
+                    " elements in blocks of 32 sharing one power-of-two (E8M0) scale.";
+        f.scale_rule = "X = 2^(floor(log2(block_amax)) - emax_elem);  element = round(x / X);  x' = element * X "
+                       "(the largest element can clip: the OCP floor rule)";
+        f.source = torchao_mx;
+        f.notes = {"Scale rule 'rceil' (scale = 2^ceil(log2(amax / max_elem)), never clips) is what NVIDIA hardware recipes use.",
+                   "A block containing NaN or Inf gets the NaN scale (0xFF) and decodes to NaN entirely."};
+        if (std::string(m.name) == "mxint8")
+            f.notes.push_back("MXINT8 elements are 8-bit integers k with an implicit 2^-6: value = k / 64 * X, k in [-127, 127].");
+        f.element = m.layout;
+        f.element_bits = m.bits;
+        f.element_max = m.max;
+        f.element_values = m.values;
+        f.block_size = 32;
+        f.scale_type = "E8M0 (power of two) per 32 elements";
+        f.bits_per_element = m.bits + 8.0 / 32.0;
+        f.supports_scale_rule = true;
+        out.push_back(f);
+    }
+    for (int bits : {8, 4, 3, 2}) {
+        FormatInfo f;
+        f.name = "int" + std::to_string(bits);
+        f.title = "INT" + std::to_string(bits);
+        f.family = "int";
+        const int qmax = (1 << (bits - 1)) - 1;
+        f.summary = "Uniform " + std::to_string(bits) +
+                    "-bit integers with a float32 scale per tensor, channel or group (default group 128 for weights); "
+                    "symmetric by default, asymmetric with a zero point.";
+        f.scale_rule = "symmetric: scale = amax / " + std::to_string(qmax) + ";  q = clamp(rne(x / scale), -" +
+                       std::to_string(qmax) + ", " + std::to_string(qmax) +
+                       ");  asymmetric: scale = (max - min) / " + std::to_string((1 << bits) - 1) +
+                       ", zero point = -rne(min / scale)";
+        f.source = "symmetric: the INT4 AWQ export of Model Optimizer (scale = amax / 7 for INT4); asymmetric: torchao "
+                   "MappingType.ASYMMETRIC";
+        f.notes = {nan_rule_amax};
+        f.element = int_layout(bits);
+        f.element_bits = bits;
+        f.element_max = static_cast<float>(qmax);
+        f.element_values = int_levels(-qmax, qmax);
+        f.scale_type = "FP32 per tensor, channel or group";
+        f.bits_per_element = bits + 32.0 / 128.0;
+        f.granularities = {"tensor", "channel", "group"};
+        f.default_group_size = 128;
+        f.supports_asymmetric = true;
+        out.push_back(f);
+    }
+    {
+        FormatInfo f;
+        f.name = "nf4";
+        f.title = "NF4";
+        f.family = "nf4";
+        f.summary = "QLoRA NormalFloat4: 16 values placed at quantiles of a normal distribution, scaled by the absmax "
+                    "of each block of 64 consecutive elements (of the flattened tensor).";
+        f.scale_rule = "absmax per 64;  code = nearest(NF4, x / absmax);  x' = NF4[code] * absmax";
+        f.source = "bitsandbytes backends/default/ops.py quantize_4bit (nf4), create_dynamic_map for double quantization";
+        f.notes = {"Double quantization (QLoRA) stores each absmax as 8 bits: offset = mean(absmax), then blocks of 256 "
+                   "with bitsandbytes' dynamic map; about 4.127 instead of 4.5 bits per element.",
+                   "Nearest code: |x/absmax - NF4[i]| in float32, ties to the lower index (torch.argmin)."};
+        ElementLayout e;
+        e.name = "NF4 index";
+        e.mantissa_bits = 4;
+        e.is_codebook = true;
+        f.element = e;
+        f.element_bits = 4;
+        f.element_max = 1.0f;
+        f.element_values.assign(kNf4Codebook, kNf4Codebook + 16);
+        f.block_size = 64;
+        f.scale_type = "FP32 absmax per 64 elements (8-bit with double quantization)";
+        f.bits_per_element = 4.5;
+        f.supports_double_quant = true;
+        f.default_group_size = 64;
+        out.push_back(f);
+    }
+    struct GgufSpec {
+        const char* name;
+        const char* title;
+        int bytes;
+        const char* summary;
+        const char* rule;
+        std::vector<float> values;
+        ElementLayout layout;
+    };
+    ElementLayout u4 = int_layout(4);
+    u4.name = "UINT4";
+    ElementLayout u5 = int_layout(5);
+    u5.name = "UINT5";
+    const std::vector<GgufSpec> gguf = {
+        {"gguf_q8_0", "GGUF Q8_0", 34, "llama.cpp Q8_0: 32 int8 values and one fp16 scale per block of 32.",
+         "d = amax / 127 (stored fp16);  q = roundf(x / d);  x' = q * d", int_levels(-127, 127), int_layout(8)},
+        {"gguf_q4_0", "GGUF Q4_0", 18, "llama.cpp Q4_0: 32 4-bit values and one fp16 scale per block of 32.",
+         "d = max / -8 (the element of largest magnitude, signed);  q = trunc(x / d + 8.5);  x' = (q - 8) * d",
+         int_levels(-8, 7), u4},
+        {"gguf_q4_1", "GGUF Q4_1", 20, "llama.cpp Q4_1: 4-bit values with an fp16 scale and an fp16 minimum per 32.",
+         "d = (max - min) / 15;  q = trunc((x - min) / d + 0.5);  x' = q * d + min", int_levels(0, 15), u4},
+        {"gguf_q5_0", "GGUF Q5_0", 22, "llama.cpp Q5_0: 5-bit values (high bits stored apart) and an fp16 scale per 32.",
+         "d = max / -16;  q = trunc(x / d + 16.5);  x' = (q - 16) * d", int_levels(-16, 15), u5},
+        {"gguf_mxfp4", "GGUF MXFP4", 17,
+         "llama.cpp's MXFP4: E2M1 values with an E8M0 scale per 32. Unlike OCP MXFP4, ties round toward the smaller "
+         "magnitude and the exponent comes from floor(log2f(amax)).",
+         "e = floor(log2f(amax)) - 2;  x' = nearest(E2M1 * 2^e, x) with ties toward zero", minifloat_values<E2M1>(),
+         float_layout<E2M1>("E2M1")},
+    };
+    for (const auto& g : gguf) {
+        FormatInfo f;
+        f.name = g.name;
+        f.title = g.title;
+        f.family = "gguf";
+        f.summary = g.summary;
+        f.scale_rule = g.rule;
+        f.source = ggml;
+        f.notes = {"Q4_0 and Q5_0 compute x * (1/d) + bias as one fused multiply-add, as gguf-py (float64) and native "
+                   "builds do.",
+                   "Rows must be a multiple of 32 to export; fake quantization pads a short last block with zeros."};
+        f.element = g.layout;
+        f.element_bits = std::string(g.name) == "gguf_q8_0" ? 8 : (std::string(g.name) == "gguf_q5_0" ? 5 : 4);
+        f.element_values = g.values;
+        f.element_max = g.values.empty() ? 0.0f : std::max(std::fabs(g.values.front()), std::fabs(g.values.back()));
+        f.block_size = 32;
+        f.scale_type = std::string(g.name) == "gguf_mxfp4" ? "E8M0 per 32" : (std::string(g.name) == "gguf_q4_1" ? "FP16 scale + FP16 min per 32" : "FP16 per 32");
+        f.bits_per_element = g.bytes * 8.0 / 32.0;
+        out.push_back(f);
+    }
+    return out;
+}
+
+}  // namespace
+
+const std::vector<FormatInfo>& all_formats() {
+    static const std::vector<FormatInfo> formats = build();
+    return formats;
+}
+
+const FormatInfo& format_info(const std::string& name) {
+    for (const auto& f : all_formats())
+        if (f.name == name) return f;
+    std::string names;
+    for (const auto& f : all_formats()) names += (names.empty() ? "" : ", ") + f.name;
+    throw UserError("unknown format '" + name + "' (known: " + names + ")");
+}
+
+}  // namespace ql

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// One tensor in one format: validated settings (QuantSpec) and the operations on a contiguous
+// float32 buffer of a given shape -- fake quantization, encoding to codes / scales / packed
+// bytes, decoding. Dispatches to the kernels; plain C++ (the LibTorch wrappers are in
+// tensor_quantize.h). Shapes: blocks and groups run along the last dimension.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/api/format_catalog.h"
+#include "engine/api/nd_array.h"
+#include "engine/api/quant_options.h"
+
+namespace ql {
+
+enum class Granularity { Tensor, Channel, Group, Block };
+
+struct QuantSpec {
+    const FormatInfo* info = nullptr;
+    Granularity granularity = Granularity::Block;
+    int64_t block = 0;        // group size / block size along the last dimension (0: none)
+    int axis = 0;             // channel axis, normalised to [0, rank)
+    bool asymmetric = false;
+    bool double_quant = false;
+    bool mx_round_up = false;  // MX "rceil" scale rule
+    // A calibrated amax to use instead of the tensor's own (activations: NVFP4 input_scale,
+    // FP8 / INT per-tensor static scales). NaN: use the tensor's amax.
+    float fixed_amax = std::nanf("");
+};
+
+// Checks `options` against a tensor of `shape`; throws UserError naming the option on any
+// problem (unknown format, option that does not apply, group size not dividing the dimension,
+// axis out of range).
+QuantSpec resolve_spec(const QuantOptions& options, const std::vector<int64_t>& shape);
+
+// y = fake_quantize(x). x and y hold numel(shape) floats; y may equal x.
+void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& spec);
+
+struct EncodedTensor {
+    NdArray codes;                      // unpacked element codes
+    NdArray scales;                     // decoded scales, float32
+    std::optional<float> global_scale;  // NVFP4
+    std::vector<float> zero_points;     // asymmetric integer formats, one per scale
+    std::optional<float> offset;        // NF4 double quantization
+    // What packing and decoding need besides the codes.
+    std::vector<uint8_t> raw_scales;    // E4M3 / E8M0 bytes (NVFP4, MX), 8-bit absmax codes (NF4 dq)
+    std::vector<float> absmax2;         // NF4 double quantization, per 256 blocks
+    std::vector<uint8_t> gguf_blocks;   // GGUF: the block bytes themselves
+};
+
+EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, const QuantSpec& spec);
+
+// The bytes an export format stores (FORMATS.md CLI contract, EXPORT.md). Throws UserError when
+// the shape does not fit the layout (e.g. GGUF rows not a multiple of 32).
+NdArray pack_encoded(const EncodedTensor& e, const std::vector<int64_t>& shape, const QuantSpec& spec);
+
+// Values from codes and scales (equals fake quantization except that NaN inputs decode to the
+// NaN code's value).
+std::vector<float> decode_buffer(const EncodedTensor& e, const std::vector<int64_t>& shape, const QuantSpec& spec);
+
+}  // namespace ql

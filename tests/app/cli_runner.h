@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Runs the real quantlab-cli binary, as scripts and users do, capturing exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ql::test {
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+inline std::string make_temp_dir() {
+    char tmpl[] = "/tmp/quantlab-cli-XXXXXX";
+    return mkdtemp(tmpl);
+}
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+inline CliResult run_cli(const std::vector<std::string>& args) {
+    static const std::string dir = make_temp_dir();
+    const std::string out = dir + "/stdout", err = dir + "/stderr";
+    std::string cmd = "'" + std::string(QUANTLAB_CLI) + "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+}  // namespace ql::test
