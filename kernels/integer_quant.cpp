@@ -9,7 +9,8 @@
 namespace ql::kernels {
 namespace {
 
-// One quantizer instance, with everything the element loop needs precomputed.
+// One quantizer instance, with everything the element loop needs precomputed. The element
+// functions are branch-free (selects only) so the loops vectorise.
 struct IntStep {
     float scale;      // > 0, or 0 for an all-zero symmetric range
     float inv_scale;  // 1 / scale (asymmetric only)
@@ -34,45 +35,56 @@ struct IntStep {
         return s;
     }
 
-    // The integer code as a float (exact), for finite or infinite x; NaN handled by callers.
+    // The integer code as a float (exact) for finite or infinite x; NaN for NaN x. Clamping
+    // before the RNE keeps the argument small (|.| < 2^23) and is equivalent: anything beyond
+    // the code range by more than 1 clamps to the same end either way.
+    template <bool ASYM>
     float code(float x) const {
-        // Clamping before the RNE keeps the argument small (|.| < 2^23) and is equivalent:
-        // anything beyond the code range by more than 1 clamps to the same end either way.
-        if (asym) {
+        if (ASYM) {
             float t = x * inv_scale;
             const float a = lo - zp - 1.0f, b = hi - zp + 1.0f;
             t = t < a ? a : (t > b ? b : t);
-            float q = rne_small(t) + zp;
+            const float q = rne_small(t) + zp;
             return q < lo ? lo : (q > hi ? hi : q);
         }
-        if (scale == 0.0f) return 0.0f;
-        float t = x / scale;
+        float t = x / scale;  // +-Inf or NaN when scale == 0: replaced below
         t = t < lo - 1.0f ? lo - 1.0f : (t > hi + 1.0f ? hi + 1.0f : t);
         const float q = rne_small(t);
-        return q < lo ? lo : (q > hi ? hi : q);
+        const float c = q < lo ? lo : (q > hi ? hi : q);
+        return scale == 0.0f ? 0.0f : c;
     }
 
-    float value(float q) const { return (q - zp) * scale; }
-
+    template <bool ASYM>
     float fake(float x) const {
-        const float v = value(code(x));
+        const float v = (code<ASYM>(x) - zp) * scale;
         return is_nan_bits(x) ? x : v;
     }
 
+    float fake(float x) const { return asym ? fake<true>(x) : fake<false>(x); }
+
     uint8_t encode(float x) const {
         if (is_nan_bits(x)) return static_cast<uint8_t>(static_cast<int>(zp));
-        return static_cast<uint8_t>(static_cast<int>(code(x)));
+        return static_cast<uint8_t>(static_cast<int>(asym ? code<true>(x) : code<false>(x)));
     }
 
     float decode(uint8_t c) const {
         const float q = asym ? static_cast<float>(c) : static_cast<float>(static_cast<int8_t>(c));
-        return value(q);
+        return (q - zp) * scale;
     }
 };
 
+template <bool ASYM>
+inline void fake_span_t(const float* __restrict x, float* __restrict y, int64_t n, const IntStep& shared) {
+    const IntStep s = shared;
+    for (int64_t i = 0; i < n; ++i) y[i] = s.fake<ASYM>(x[i]);
+}
+
 QL_CPU_CLONES
 void fake_span(const float* __restrict x, float* __restrict y, int64_t n, IntStep s) {
-    for (int64_t i = 0; i < n; ++i) y[i] = s.fake(x[i]);
+    if (s.asym)
+        fake_span_t<true>(x, y, n, s);
+    else
+        fake_span_t<false>(x, y, n, s);
 }
 
 IntParams group_params(const float* x, int64_t n, IntFormat f) {
@@ -93,14 +105,21 @@ IntParams group_params(const float* x, int64_t n, IntFormat f) {
     return int_params_for_range(from_sortable_key(lo), from_sortable_key(hi), f);
 }
 
-QL_CPU_CLONES
-void fake_groups(const float* __restrict x, float* __restrict y, int64_t ngroups, int64_t group, IntFormat f) {
+template <bool ASYM>
+inline void fake_groups_t(const float* __restrict x, float* __restrict y, int64_t ngroups, int64_t group,
+                          IntFormat f) {
     for (int64_t g = 0; g < ngroups; ++g) {
         const IntStep s = IntStep::make(group_params(x + g * group, group, f), f);
-        const float* xg = x + g * group;
-        float* yg = y + g * group;
-        for (int64_t i = 0; i < group; ++i) yg[i] = s.fake(xg[i]);
+        fake_span_t<ASYM>(x + g * group, y + g * group, group, s);
     }
+}
+
+QL_CPU_CLONES
+void fake_groups(const float* __restrict x, float* __restrict y, int64_t ngroups, int64_t group, IntFormat f) {
+    if (f.asymmetric)
+        fake_groups_t<true>(x, y, ngroups, group, f);
+    else
+        fake_groups_t<false>(x, y, ngroups, group, f);
 }
 
 }  // namespace

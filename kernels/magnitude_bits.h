@@ -13,9 +13,10 @@ constexpr uint32_t kInfBits = 0x7F800000u;
 QL_HD uint32_t magnitude_bits(float x) { return float_bits(x) & 0x7FFFFFFFu; }
 
 // |x| bits for finite x, 0 for NaN and +-Inf (the amax that ignores non-finite values).
+// Written as a mask rather than a select so that max-reductions over it vectorise.
 QL_HD uint32_t finite_magnitude_bits(float x) {
     const uint32_t a = magnitude_bits(x);
-    return a < kInfBits ? a : 0u;
+    return a & (0u - static_cast<uint32_t>(a < kInfBits));
 }
 
 // Maps a float to a signed integer with the same order (for finite values and +-Inf).
@@ -30,6 +31,8 @@ QL_HD float from_sortable_key(int32_t k) {
 
 // x for finite x, 0 for NaN/Inf: min/max over these equal min(0, finite min) / max(0, finite
 // max), which is exactly what the asymmetric integer range needs.
-QL_HD float finite_or_zero(float x) { return magnitude_bits(x) < kInfBits ? x : 0.0f; }
+QL_HD float finite_or_zero(float x) {
+    return bits_float(float_bits(x) & (0u - static_cast<uint32_t>(magnitude_bits(x) < kInfBits)));
+}
 
 }  // namespace ql::kernels

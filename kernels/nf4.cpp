@@ -118,7 +118,8 @@ inline float block_absmax(const float* x, int64_t len) {
 
 QL_CPU_CLONES
 void fake_quant_range(const float* __restrict x, float* __restrict y, int64_t len, float absmax,
-                      const Nf4Rounder& r) {
+                      const Nf4Rounder& shared) {
+    const Nf4Rounder r = shared;  // a local copy: the compiler then keeps the tables in registers
     const float inv = nf4_scale_inverse(absmax);
     for (int64_t i = 0; i < len; ++i) {
         const float v = x[i];
@@ -128,7 +129,8 @@ void fake_quant_range(const float* __restrict x, float* __restrict y, int64_t le
 }
 
 QL_CPU_CLONES
-void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks, const Nf4Rounder& r) {
+void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks, const Nf4Rounder& shared) {
+    const Nf4Rounder r = shared;
     for (int64_t b = 0; b < nblocks; ++b) {
         const float* xb = x + b * kNf4Block;
         float* yb = y + b * kNf4Block;
