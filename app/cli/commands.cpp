@@ -7,6 +7,7 @@ const std::vector<Command>& all_commands() {
     static const std::vector<Command> commands = {
         formats_command(),
         fakequant_command(),
+        project_command(),
     };
     return commands;
 }
