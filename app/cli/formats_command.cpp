@@ -16,7 +16,8 @@ nlohmann::json to_json(const FormatInfo& f) {
     nlohmann::json element = {{"name", f.element.name},       {"sign_bits", f.element.sign_bits},
                               {"exponent_bits", f.element.exponent_bits}, {"mantissa_bits", f.element.mantissa_bits},
                               {"bias", f.element.bias},       {"is_float", f.element.is_float},
-                              {"is_integer", f.element.is_integer}, {"is_codebook", f.element.is_codebook}};
+                              {"is_integer", f.element.is_integer}, {"is_codebook", f.element.is_codebook},
+                              {"code_offset", f.element.code_offset}};
     return {{"name", f.name},
             {"title", f.title},
             {"family", f.family},

@@ -59,6 +59,11 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
     QuantOptions o = options;
     QuantSpec spec = resolve_spec(o, shape);
     const FormatInfo& f = *spec.info;
+    // One block is explained; longer samples would mix several scales in one account.
+    const int64_t one_block = spec.block > 0 ? spec.block : 0;
+    if (one_block > 0 && n > one_block)
+        throw UserError("the sample holds " + std::to_string(n) + " values but one " + f.title + " block holds " +
+                        std::to_string(one_block) + ": explain one block at a time");
     const float bamax = finite_amax(block);
     const float amax = std::isnan(tensor_amax) ? bamax : tensor_amax;
     if (f.family == "nvfp4" || f.family == "fp8" || (f.family == "int" && spec.granularity != Granularity::Group))
@@ -104,7 +109,9 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
         step("Global scale g", "amax / (6 * 448)", num(g));
         step("Block amax", "max |x_i| over this block of 16", num(bamax));
         step("Block scale s", "block_amax / (6 * g)", num(s));
-        step("E4M3 block scale", "s8 = E4M3(s), round half to even", num(decode_element<E4M3>(s8)) + "  (code 0x" + bits(s8, 8) + ")");
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", s8);
+        step("E4M3 block scale", "s8 = E4M3(s), round half to even", num(decode_element<E4M3>(s8)) + "  (code " + hex + " = " + bits(s8, 8) + ")");
         step("Denominator", "d = s8 * g", num(d));
         step("Encode", "code = E2M1(x / d), ties to even, saturate at +-6", "");
         step("Decode", "x' = E2M1[code] * d", "");
@@ -167,7 +174,24 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
     } else if (fam == "gguf") {
         const float d = enc.scales.as<float>()[0];
         w.scale = d;
-        step("Block statistics", f.name == "gguf_q4_1" ? "min and max of the block" : "max |x_i| (signed for Q4_0/Q5_0)", num(bamax));
+        if (f.name == "gguf_q4_1") {
+            float mn = 0, mx = 0;
+            bool first = true;
+            for (float v : block)
+                if (std::isfinite(v)) {
+                    mn = first ? v : std::min(mn, v);
+                    mx = first ? v : std::max(mx, v);
+                    first = false;
+                }
+            step("Block statistics", "min and max of the block", num(mn) + " .. " + num(mx));
+        } else if (f.name == "gguf_q4_0" || f.name == "gguf_q5_0") {
+            float signed_max = 0;
+            for (float v : block)
+                if (std::isfinite(v) && std::fabs(v) > std::fabs(signed_max)) signed_max = v;
+            step("Block statistics", "max: the element of largest magnitude, with its sign", num(signed_max));
+        } else {
+            step("Block statistics", "max |x_i| over the block of 32", num(bamax));
+        }
         step("Scale", f.scale_rule, num(d));
         step("Bytes", "block of 32 elements in " + std::to_string(static_cast<int>(f.bits_per_element * 32 / 8)) + " bytes", "");
         if (f.name == "gguf_q4_1") {

@@ -30,8 +30,9 @@ struct BlockWalkthrough {
     double mse = 0;
 };
 
-// `block` is used as-is (the format's block size is the natural length; a shorter block is
-// padded as the format pads). `tensor_amax` sets the per-tensor scale for NVFP4 / FP8 / per-
+// `block` is one block of the format at most (16 for NVFP4, 32 for MX and GGUF, 64 for NF4,
+// the group size for INT groups; any length for per-tensor formats); a shorter block is padded
+// as the format pads. A longer one is a UserError. `tensor_amax` sets the per-tensor scale for NVFP4 / FP8 / per-
 // tensor INT; when NaN it is the block's own amax.
 BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptions& options,
                                float tensor_amax);

@@ -20,6 +20,7 @@ struct ElementLayout {
     bool is_float = false;
     bool is_integer = false;
     bool is_codebook = false;
+    int code_offset = 0;     // unsigned codes that stand for (code - offset): GGUF Q4_0 8, Q5_0 16
 };
 
 struct FormatInfo {

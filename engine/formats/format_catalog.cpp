@@ -82,6 +82,7 @@ std::vector<FormatInfo> build() {
         f.summary = "bfloat16: float32's exponent range with 7 mantissa bits. Rounded half to even.";
         f.source = "IEEE-style bfloat16, round half to even (as torch .to(bfloat16))";
         f.element = ElementLayout{"BF16", 1, 8, 7, 127, true, false, false};
+        f.element_max = 3.38953139e38f;
         f.element_bits = 16;
         f.bits_per_element = 16;
         out.push_back(f);
@@ -244,10 +245,19 @@ std::vector<FormatInfo> build() {
         std::vector<float> values;
         ElementLayout layout;
     };
+    // GGUF Q4_0/Q5_0 store q + 8 (+ 16) unsigned; Q4_1 stores q unsigned (with a minimum).
     ElementLayout u4 = int_layout(4);
     u4.name = "UINT4";
+    u4.sign_bits = 0;
+    u4.mantissa_bits = 4;
+    u4.code_offset = 8;
+    ElementLayout u4_min = u4;
+    u4_min.code_offset = 0;
     ElementLayout u5 = int_layout(5);
     u5.name = "UINT5";
+    u5.sign_bits = 0;
+    u5.mantissa_bits = 5;
+    u5.code_offset = 16;
     const std::vector<GgufSpec> gguf = {
         {"gguf_q8_0", "GGUF Q8_0", 34, "llama.cpp Q8_0: 32 int8 values and one fp16 scale per block of 32.",
          "d = amax / 127 (stored fp16);  q = roundf(x / d);  x' = q * d", int_levels(-127, 127), int_layout(8)},
@@ -255,7 +265,7 @@ std::vector<FormatInfo> build() {
          "d = max / -8 (the element of largest magnitude, signed);  q = trunc(x / d + 8.5);  x' = (q - 8) * d",
          int_levels(-8, 7), u4},
         {"gguf_q4_1", "GGUF Q4_1", 20, "llama.cpp Q4_1: 4-bit values with an fp16 scale and an fp16 minimum per 32.",
-         "d = (max - min) / 15;  q = trunc((x - min) / d + 0.5);  x' = q * d + min", int_levels(0, 15), u4},
+         "d = (max - min) / 15;  q = trunc((x - min) / d + 0.5);  x' = q * d + min", int_levels(0, 15), u4_min},
         {"gguf_q5_0", "GGUF Q5_0", 22, "llama.cpp Q5_0: 5-bit values (high bits stored apart) and an fp16 scale per 32.",
          "d = max / -16;  q = trunc(x / d + 16.5);  x' = (q - 16) * d", int_levels(-16, 15), u5},
         {"gguf_mxfp4", "GGUF MXFP4", 17,

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab: the desktop GUI. Thin on purpose: parse the command line, set up the engine runtime,
+// show the main window (or render screenshots and quit).
+//
+//   quantlab [PROJECT] [--theme light|dark] [--format NAME] [--screenshot-dir DIR]
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTemporaryDir>
+
+#include <cstdio>
+#include <exception>
+
+#include "engine/api/engine_runtime.h"
+#include "ui/format_explorer_view.h"
+#include "ui/main_window.h"
+#include "ui/screenshot_runner.h"
+#include "ui/theme_manager.h"
+
+int main(int argc, char** argv) {
+    // Fractional scale factors (125 %, 150 %) render at their true size instead of rounding.
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("QuantLab"));
+    QApplication::setApplicationName(QStringLiteral("QuantLab"));
+    QApplication::setApplicationVersion(QString::fromStdString(ql::quantlab_version()));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("QuantLab: a desktop workbench for quantization experiments."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption screenshotDir(QStringLiteral("screenshot-dir"),
+                                           QStringLiteral("Render the main views as PNG files into DIR, then quit."),
+                                           QStringLiteral("DIR"));
+    const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("Start with the light or dark theme."),
+                                   QStringLiteral("light|dark"));
+    const QCommandLineOption format(QStringLiteral("format"), QStringLiteral("Open the Format Explorer on format NAME."),
+                                    QStringLiteral("NAME"));
+    const QCommandLineOption screenshotFormats(
+        QStringLiteral("screenshot-formats"),
+        QStringLiteral("With --screenshot-dir: render the Format Explorer for these formats (comma-separated) "
+                       "instead of the documentation set."),
+        QStringLiteral("NAMES"));
+    parser.addOptions({screenshotDir, screenshotFormats, theme, format});
+    parser.addPositionalArgument(QStringLiteral("project"), QStringLiteral("A QuantLab project file to open."),
+                                 QStringLiteral("[project]"));
+    // Unknown options are reported and ignored: a stray argument must not stop the GUI.
+    if (!parser.parse(QApplication::arguments()))
+        std::fprintf(stderr, "quantlab: %s (ignored)\n", qPrintable(parser.errorText()));
+    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+    if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+
+    const bool screenshots = parser.isSet(screenshotDir);
+    QTemporaryDir settingsDir;
+    if (screenshots) {
+        // Screenshots must not depend on, or change, the user's saved window layout.
+        QSettings::setDefaultFormat(QSettings::IniFormat);
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir.path());
+    }
+
+    ql::RuntimeInfo runtime;
+    try {
+        runtime = ql::initialise_engine_runtime();
+    } catch (const std::exception& e) {
+        QMessageBox::warning(nullptr, QStringLiteral("QuantLab"),
+                             QStringLiteral("The engine runtime could not be set up: %1").arg(QString::fromUtf8(e.what())));
+    }
+
+    ql::MainWindow window(runtime);
+    if (parser.isSet(theme)) window.themeManager()->apply(ql::ThemeManager::fromName(parser.value(theme)));
+    if (parser.isSet(format) && !window.formatExplorer()->selectFormat(parser.value(format)))
+        std::fprintf(stderr, "quantlab: unknown format '%s' (ignored)\n", qPrintable(parser.value(format)));
+    if (!parser.positionalArguments().isEmpty()) window.openProject(parser.positionalArguments().constFirst());
+
+    if (screenshots) {
+        window.resize(1600, 1000);
+        ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
+        if (parser.isSet(screenshotFormats))
+            runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
+        QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
+        window.show();
+        runner.start();
+        return QApplication::exec();
+    }
+    window.show();
+    return QApplication::exec();
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include "engine/api/engine_runtime.h"
+#include "plots/number_line_plot.h"
+#include "ui/format_explorer_view.h"
+#include "ui/theme_manager.h"
+#include "ui_test_support.h"
+
+namespace ql {
+namespace {
+
+bool paletteIsDark() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
+
+TEST(MainWindow, OpensOnTheFormatExplorerWithRuntimeFactsInTheStatusBar) {
+    auto window = test::makeMainWindow();
+    EXPECT_EQ(window->currentViewId(), "format-explorer");
+    EXPECT_EQ(window->viewIds(), QStringList{"format-explorer"});
+    auto* nav = window->findChild<QListWidget*>("navigation");
+    ASSERT_NE(nav, nullptr);
+    EXPECT_EQ(nav->item(0)->text(), "Format Explorer");
+    const RuntimeInfo runtime = initialise_engine_runtime();
+    const QString status = window->statusSummary();
+    EXPECT_TRUE(status.contains(QStringLiteral("CPU threads: %1").arg(runtime.threads))) << status.toStdString();
+    EXPECT_TRUE(status.contains("BLAS: "));
+    EXPECT_TRUE(status.contains(QString::fromStdString(runtime.quantlab_version)));
+    EXPECT_TRUE(window->windowTitle().contains("Format Explorer"));
+}
+
+TEST(MainWindow, ShellHostsMoreViewsWithTheirOwnMenusAndShortcuts) {
+    auto window = test::makeMainWindow();
+    auto* second = new QLabel("later view");
+    auto* action = new QAction("Second View Action", second);
+    window->addView("second", "Second", second, "&Second", {action});
+    EXPECT_EQ(window->viewIds(), (QStringList{"format-explorer", "second"}));
+    EXPECT_FALSE(action->isEnabled());  // only the shown view's actions are live
+    QTest::keyClick(window.get(), Qt::Key_2, Qt::ControlModifier);
+    EXPECT_EQ(window->currentViewId(), "second");
+    EXPECT_TRUE(action->isEnabled());
+    const QList<QAction*> explorerActions = window->formatExplorer()->viewActions();
+    for (QAction* a : explorerActions)
+        if (a) EXPECT_FALSE(a->isEnabled());
+    QTest::keyClick(window.get(), Qt::Key_1, Qt::ControlModifier);
+    EXPECT_EQ(window->currentViewId(), "format-explorer");
+}
+
+TEST(MainWindow, ThemeSwitchRecoloursEverythingAndIsRemembered) {
+    auto window = test::makeMainWindow();
+    ASSERT_FALSE(paletteIsDark());
+    NumberLinePlot* plot = window->formatExplorer()->numberLine();
+    const QColor lightBackground = plot->axisRect()->backgroundBrush().color();
+    QTest::keyClick(window.get(), Qt::Key_T, Qt::ControlModifier | Qt::ShiftModifier);
+    test::settle();
+    EXPECT_EQ(window->themeManager()->theme(), ThemeManager::Theme::Dark);
+    EXPECT_TRUE(paletteIsDark());
+    const QColor darkBackground = plot->axisRect()->backgroundBrush().color();
+    EXPECT_NE(darkBackground, lightBackground);
+    EXPECT_LT(darkBackground.lightness(), 64);
+    EXPECT_EQ(QSettings().value("ui/theme").toString(), "dark");
+    window->close();
+    window.reset();
+    // A new window starts dark (makeMainWindow would reset it: build one directly).
+    MainWindow again(initialise_engine_runtime());
+    EXPECT_EQ(again.themeManager()->theme(), ThemeManager::Theme::Dark);
+    again.themeManager()->apply(ThemeManager::Theme::Light);
+    EXPECT_FALSE(paletteIsDark());
+}
+
+TEST(MainWindow, RemembersTheFormatAndScaleModeAcrossSessions) {
+    {
+        auto window = test::makeMainWindow();
+        ASSERT_TRUE(window->formatExplorer()->selectFormat("gguf_q5_0"));
+        window->formatExplorer()->setScaleMode(FormatExplorerView::ScaleMode::SymLog);
+        window->close();  // saves
+    }
+    MainWindow again(initialise_engine_runtime());
+    EXPECT_EQ(again.formatExplorer()->currentFormat(), "gguf_q5_0");
+    EXPECT_EQ(again.formatExplorer()->scaleMode(), FormatExplorerView::ScaleMode::SymLog);
+}
+
+TEST(MainWindow, AProjectPathIsAcknowledgedNotFatal) {
+    auto window = test::makeMainWindow();
+    window->openProject("/tmp/some.qlab");
+    EXPECT_TRUE(window->statusBar()->currentMessage().contains("some.qlab"));
+}
+
+TEST(MainWindow, MenusCarryTheExplorerActionsWithShortcuts) {
+    auto window = test::makeMainWindow();
+    QStringList menus;
+    for (QAction* a : window->menuBar()->actions()) menus << a->text();
+    EXPECT_EQ(menus, (QStringList{"&File", "&View", "&Explorer", "&Help"}));
+    int withShortcut = 0;
+    for (QAction* a : window->formatExplorer()->viewActions())
+        if (a && !a->shortcut().isEmpty()) ++withShortcut;
+    EXPECT_GE(withShortcut, 8);
+}
+
+}  // namespace
+}  // namespace ql

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ui_test_support.h"
+
+#include <QApplication>
+#include <QSettings>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include "engine/api/engine_runtime.h"
+#include "ui/theme_manager.h"
+
+namespace ql::test {
+namespace {
+
+QTemporaryDir* g_scratch = nullptr;
+
+class QtEnvironment : public ::testing::Environment {
+public:
+    void SetUp() override {
+        static int argc = 1;
+        static char name[] = "quantlab_ui_tests";
+        static char* argv[] = {name, nullptr};
+        m_app = std::make_unique<QApplication>(argc, argv);
+        QApplication::setOrganizationName(QStringLiteral("QuantLabTests"));
+        QApplication::setApplicationName(QStringLiteral("QuantLabTests"));
+        g_scratch = new QTemporaryDir;
+        QSettings::setDefaultFormat(QSettings::IniFormat);
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, g_scratch->path());
+        initialise_engine_runtime();
+    }
+    void TearDown() override {
+        delete g_scratch;
+        g_scratch = nullptr;
+        m_app.reset();
+    }
+
+private:
+    std::unique_ptr<QApplication> m_app;
+};
+
+[[maybe_unused]] ::testing::Environment* const g_environment = ::testing::AddGlobalTestEnvironment(new QtEnvironment);
+
+}  // namespace
+
+QString scratchDir() { return g_scratch ? g_scratch->path() : QString(); }
+
+std::unique_ptr<MainWindow> makeMainWindow() {
+    QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("light"));
+    auto window = std::make_unique<MainWindow>(initialise_engine_runtime());
+    window->resize(1500, 950);
+    window->show();
+    EXPECT_TRUE(QTest::qWaitForWindowExposed(window.get()));
+    // Window shortcuts fire only in the active window.
+    window->activateWindow();
+    EXPECT_TRUE(QTest::qWaitForWindowActive(window.get()));
+    settle();
+    return window;
+}
+
+void settle(int ms) {
+    QApplication::processEvents();
+    QTest::qWait(ms);
+}
+
+}  // namespace ql::test

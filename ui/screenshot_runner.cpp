@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ui/screenshot_runner.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QDir>
+#include <QImage>
+#include <QPixmap>
+#include <QTimer>
+
+#include <cstdio>
+#include <stdexcept>
+#include <limits>
+
+#include <qcustomplot.h>
+
+#include "ui/block_walkthrough_panel.h"
+#include "ui/format_explorer_view.h"
+#include "ui/main_window.h"
+#include "ui/palette_quantizer.h"
+#include "ui/theme_manager.h"
+
+namespace ql {
+namespace {
+
+// Settle time after a change: layouts, queued replots and style polish all run first.
+constexpr int kSettleMs = 250;
+
+ScreenshotRunner::Shot explorerShot(const QString& file, const QString& format, ThemeManager::Theme theme,
+                                    SampleKind kind, uint32_t seed,
+                                    std::function<void(FormatExplorerView&)> extra = {}) {
+    return {file, [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("format-explorer"));
+                FormatExplorerView* view = w.formatExplorer();
+                view->setScaleMode(FormatExplorerView::ScaleMode::Auto);
+                view->selectFormat(format);
+                view->walkthrough()->setTensorAmax(std::numeric_limits<float>::quiet_NaN());
+                view->walkthrough()->generate(kind, seed);
+                view->walkthrough()->selectElement(2);
+                if (extra) extra(*view);
+            }};
+}
+
+}  // namespace
+
+ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)
+    : QObject(parent), m_window(window), m_directory(directory), m_shots(defaultShots()) {}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
+    using T = ThemeManager::Theme;
+    return {
+        // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
+        explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
+                     [](FormatExplorerView& view) { view.walkthrough()->setTensorAmax(12.0f); }),
+        // An outlier of 14.2 under the OCP floor rule: X = 2^(3 − 2) = 2 and 14.2 / 2 = 7.1 clips to 6.
+        explorerShot(QStringLiteral("format-explorer-mxfp4.png"), QStringLiteral("mxfp4"), T::Light, SampleKind::WithOutlier, 3,
+                     [](FormatExplorerView& view) {
+                         std::vector<float> block = view.walkthrough()->block();
+                         block[10] = 14.2f;
+                         view.walkthrough()->setBlock(block);
+                         view.walkthrough()->selectElement(10);
+                     }),
+        explorerShot(QStringLiteral("format-explorer-int4.png"), QStringLiteral("int4"), T::Light, SampleKind::RandomNormal, 11),
+        explorerShot(QStringLiteral("format-explorer-fp8-e4m3.png"), QStringLiteral("fp8_e4m3"), T::Light, SampleKind::WithOutlier, 5),
+        explorerShot(QStringLiteral("format-explorer-nf4.png"), QStringLiteral("nf4"), T::Light, SampleKind::RandomNormal, 13,
+                     [](FormatExplorerView& view) {
+                         if (auto* dq = view.walkthrough()->findChild<QCheckBox*>(QStringLiteral("doubleQuant")))
+                             dq->setChecked(true);
+                     }),
+        explorerShot(QStringLiteral("format-explorer-gguf-q4_0.png"), QStringLiteral("gguf_q4_0"), T::Light, SampleKind::RandomNormal, 17),
+        explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
+        explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
+    };
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::formatShots(const QStringList& formats) {
+    std::vector<Shot> shots;
+    for (const QString& name : formats) {
+        shots.push_back({QStringLiteral("format-explorer-%1.png").arg(name), [name](MainWindow& w) {
+                             w.showView(QStringLiteral("format-explorer"));
+                             if (!w.formatExplorer()->selectFormat(name))
+                                 throw std::runtime_error("unknown format '" + name.toStdString() + "'");
+                             w.formatExplorer()->walkthrough()->generate(SampleKind::RandomNormal, 1);
+                         }});
+    }
+    return shots;
+}
+
+void ScreenshotRunner::start() {
+
+    if (!QDir().mkpath(m_directory)) {
+        std::fprintf(stderr, "quantlab: cannot create the screenshot folder '%s'\n", qPrintable(m_directory));
+        QTimer::singleShot(0, this, [this] { Q_EMIT finished(1); });
+        return;
+    }
+    QTimer::singleShot(kSettleMs * 2, this, &ScreenshotRunner::next);
+
+}
+
+void ScreenshotRunner::next() {
+    if (m_index >= m_shots.size()) {
+        Q_EMIT finished(m_failures == 0 ? 0 : 1);
+        return;
+    }
+    const Shot& shot = m_shots[m_index];
+
+    try {
+        shot.setup(*m_window);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "quantlab: screenshot %s: %s\n", qPrintable(shot.file), e.what());
+        ++m_failures;
+    }
+    QTimer::singleShot(kSettleMs, this, [this] {
+        const Shot& s = m_shots[m_index];
+        for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QString path = QDir(m_directory).filePath(s.file);
+        // The files are committed: 256 colours and zlib level 9 (PNG quality 0) keep them small.
+        if (quantizeToPalette(m_window->grab().toImage()).save(path, "PNG", 0)) {
+            m_written << path;
+            std::printf("%s\n", qPrintable(path));
+            std::fflush(stdout);
+        } else {
+            std::fprintf(stderr, "quantlab: could not write %s\n", qPrintable(path));
+            ++m_failures;
+        }
+        ++m_index;
+        next();
+    });
+}
+
+}  // namespace ql

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Renders the main views into PNG files and reports when done: `quantlab --screenshot-dir DIR`
+// (scripts/screenshots runs it under Xvfb) keeps docs/screenshots in step with the code.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <vector>
+
+namespace ql {
+
+class MainWindow;
+
+class ScreenshotRunner : public QObject {
+    Q_OBJECT
+public:
+    struct Shot {
+        QString file;                    // "format-explorer-nvfp4.png"
+        std::function<void(MainWindow&)> setup;
+    };
+
+    ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent = nullptr);
+
+    // The Format Explorer in the states the documentation shows.
+    static std::vector<Shot> defaultShots();
+    // One shot per format, "format-explorer-<name>.png", in the current theme.
+    static std::vector<Shot> formatShots(const QStringList& formats);
+    void setShots(std::vector<Shot> shots) { m_shots = std::move(shots); }
+
+    // Starts after the event loop runs; emits finished() with 0 when every file was written.
+    void start();
+    QStringList written() const { return m_written; }
+
+Q_SIGNALS:
+    void finished(int exitCode);
+
+private:
+    void next();
+
+    MainWindow* m_window;
+    QString m_directory;
+    std::vector<Shot> m_shots;
+    size_t m_index = 0;
+    QStringList m_written;
+    int m_failures = 0;
+};
+
+}  // namespace ql
