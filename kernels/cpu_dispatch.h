@@ -10,3 +10,11 @@
 #else
 #define QL_CPU_CLONES
 #endif
+
+// Helpers called from a QL_CPU_CLONES function must be inlined into it to be compiled for the
+// clone's target (a separate function is compiled once, for the baseline).
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define QL_INLINE inline __attribute__((always_inline))
+#else
+#define QL_INLINE inline
+#endif

@@ -2,6 +2,7 @@
 #include "kernels/gguf_blocks.h"
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/block_iteration.h"
@@ -16,17 +17,17 @@ constexpr int64_t B = kGgufBlock;
 constexpr int64_t H = kGgufBlock / 2;
 constexpr float kMxfp4Doubled[8] = {0, 1, 2, 3, 4, 6, 8, 12};
 
-inline void store_fp16(uint8_t* p, float v) {
+QL_INLINE void store_fp16(uint8_t* p, float v) {
     const uint16_t h = fp32_to_fp16_bits(v);
     p[0] = static_cast<uint8_t>(h & 0xFF);
     p[1] = static_cast<uint8_t>(h >> 8);
 }
-inline float load_fp16(const uint8_t* p) {
+QL_INLINE float load_fp16(const uint8_t* p) {
     return fp16_bits_to_fp32(static_cast<uint16_t>(p[0] | (p[1] << 8)));
 }
 
 // C roundf / gguf-py np_roundf: half away from zero, for |v| < 2^23.
-inline float round_half_away(float v) {
+QL_INLINE float round_half_away(float v) {
     const float a = abs_bits(v);
     float t = rne_small(a);
     t = t > a ? t - 1.0f : t;  // floor(a)
@@ -35,24 +36,24 @@ inline float round_half_away(float v) {
 }
 
 // trunc for 0 <= v < 2^23.
-inline float trunc_nonneg(float v) {
+QL_INLINE float trunc_nonneg(float v) {
     const float r = rne_small(v);
     return r > v ? r - 1.0f : r;
 }
 
-inline float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+QL_INLINE float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 // 1/d, or 0 where ggml's `d ? 1/d : 0` would overflow to Inf (d subnormal: blocks whose amax is
 // below ~2^-120). ggml then computes 0 * Inf = NaN and casts it to an integer (undefined
 // behaviour); we quantize such blocks to the zero code instead.
-inline float safe_inverse(float d) {
+QL_INLINE float safe_inverse(float d) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     return is_finite_bits(id) ? id : 0.0f;
 }
 
 // The finite element with the largest magnitude, keeping its sign (first one on ties, as
 // numpy's argmax); 0 when there is none.
-inline float signed_max(const float* x) {
+QL_INLINE float signed_max(const float* x) {
     float best = 0.0f;
     uint32_t best_mag = 0;
     for (int64_t i = 0; i < B; ++i) {
@@ -66,7 +67,7 @@ inline float signed_max(const float* x) {
 }
 
 // ---- Q8_0 -----------------------------------------------------------------------------------
-void q8_0_block(const float* x, uint8_t* out) {
+QL_INLINE void q8_0_block(const float* x, uint8_t* out) {
     uint32_t m = 0;
     for (int64_t i = 0; i < B; ++i) {
         const uint32_t a = finite_magnitude_bits(x[i]);
@@ -81,14 +82,14 @@ void q8_0_block(const float* x, uint8_t* out) {
     }
 }
 
-void q8_0_decode(const uint8_t* in, float* y) {
+QL_INLINE void q8_0_decode(const uint8_t* in, float* y) {
     const float d = load_fp16(in);
     for (int64_t i = 0; i < B; ++i) y[i] = static_cast<float>(static_cast<int8_t>(in[2 + i])) * d;
 }
 
 // ---- Q4_0 / Q5_0 (signed max, offset by 8 / 16, fused multiply-add) -------------------------
 template <int LEVELS>  // 16 or 32
-inline void offset_codes(const float* x, float* q, float* d_out) {
+QL_INLINE void offset_codes(const float* x, float* q, float* d_out) {
     const float mx = signed_max(x);
     const float d = mx / -static_cast<float>(LEVELS / 2);
     const float id = safe_inverse(d);
@@ -103,7 +104,7 @@ inline void offset_codes(const float* x, float* q, float* d_out) {
     *d_out = d;
 }
 
-void q4_0_block(const float* x, uint8_t* out) {
+QL_INLINE void q4_0_block(const float* x, uint8_t* out) {
     float q[B], d;
     offset_codes<16>(x, q, &d);
     store_fp16(out, d);
@@ -111,7 +112,7 @@ void q4_0_block(const float* x, uint8_t* out) {
         out[2 + j] = static_cast<uint8_t>(static_cast<int>(q[j]) | (static_cast<int>(q[j + H]) << 4));
 }
 
-void q4_0_decode(const uint8_t* in, float* y) {
+QL_INLINE void q4_0_decode(const uint8_t* in, float* y) {
     const float d = load_fp16(in);
     for (int64_t j = 0; j < H; ++j) {
         y[j] = static_cast<float>((in[2 + j] & 0x0F) - 8) * d;
@@ -119,7 +120,7 @@ void q4_0_decode(const uint8_t* in, float* y) {
     }
 }
 
-void q5_0_block(const float* x, uint8_t* out) {
+QL_INLINE void q5_0_block(const float* x, uint8_t* out) {
     float q[B], d;
     offset_codes<32>(x, q, &d);
     store_fp16(out, d);
@@ -130,19 +131,19 @@ void q5_0_block(const float* x, uint8_t* out) {
         out[6 + j] = static_cast<uint8_t>((static_cast<int>(q[j]) & 0x0F) | ((static_cast<int>(q[j + H]) & 0x0F) << 4));
 }
 
-inline int q5_0_code(const uint8_t* in, int64_t j) {
+QL_INLINE int q5_0_code(const uint8_t* in, int64_t j) {
     const uint32_t qh = in[2] | (in[3] << 8) | (in[4] << 16) | (static_cast<uint32_t>(in[5]) << 24);
     const int lo = j < H ? (in[6 + j] & 0x0F) : (in[6 + j - H] >> 4);
     return lo | static_cast<int>(((qh >> j) & 1u) << 4);
 }
 
-void q5_0_decode(const uint8_t* in, float* y) {
+QL_INLINE void q5_0_decode(const uint8_t* in, float* y) {
     const float d = load_fp16(in);
     for (int64_t j = 0; j < B; ++j) y[j] = static_cast<float>(q5_0_code(in, j) - 16) * d;
 }
 
 // ---- Q4_1 -------------------------------------------------------------------------------------
-void q4_1_block(const float* x, uint8_t* out) {
+QL_INLINE void q4_1_block(const float* x, uint8_t* out) {
     int32_t lo = INT32_MAX, hi = INT32_MIN;
     bool any = false;
     for (int64_t i = 0; i < B; ++i) {
@@ -167,7 +168,7 @@ void q4_1_block(const float* x, uint8_t* out) {
     for (int64_t j = 0; j < H; ++j) out[4 + j] = static_cast<uint8_t>(q[j] | (q[j + H] << 4));
 }
 
-void q4_1_decode(const uint8_t* in, float* y) {
+QL_INLINE void q4_1_decode(const uint8_t* in, float* y) {
     const float d = load_fp16(in), m = load_fp16(in + 2);
     for (int64_t j = 0; j < H; ++j) {
         y[j] = static_cast<float>(in[4 + j] & 0x0F) * d + m;
@@ -215,7 +216,7 @@ inline int floor_log2_exact(float a) {  // a > 0 finite
     return p - 149;
 }
 
-inline uint8_t mxfp4_exponent(float amax) {
+QL_INLINE uint8_t mxfp4_exponent(float amax) {
     if (!(amax > 0.0f)) return 0;
     const int e = gguf_floor_log2f(amax) - 2 + 127;
     // ggml casts a negative value to uint8_t (undefined behaviour in C, wraps on x86); only
@@ -225,7 +226,7 @@ inline uint8_t mxfp4_exponent(float amax) {
 
 inline float mxfp4_d(uint8_t e) { return pow2_any(static_cast<int>(e) - 128); }
 
-inline int mxfp4_code(float x, float d, float inv_d, bool normal_d) {
+QL_INLINE int mxfp4_code(float x, float d, float inv_d, bool normal_d) {
     if (is_nan_bits(x)) return 0;
     if (normal_d) {
         // x * (1/d) is exact (power of two, no overflow since |x| < 16 d), and near every midpoint
@@ -249,12 +250,12 @@ inline int mxfp4_code(float x, float d, float inv_d, bool normal_d) {
     return best;
 }
 
-inline float mxfp4_value(int code, float d) {
+QL_INLINE float mxfp4_value(int code, float d) {
     const float k = kMxfp4Doubled[code & 7];
     return (code & 8) ? -(d * k) : d * k;
 }
 
-void mxfp4_block(const float* x, uint8_t* out) {
+QL_INLINE void mxfp4_block(const float* x, uint8_t* out) {
     uint32_t m = 0;
     for (int64_t i = 0; i < B; ++i) {
         const uint32_t a = finite_magnitude_bits(x[i]);
@@ -274,7 +275,7 @@ void mxfp4_block(const float* x, uint8_t* out) {
     }
 }
 
-void mxfp4_decode(const uint8_t* in, float* y) {
+QL_INLINE void mxfp4_decode(const uint8_t* in, float* y) {
     const float d = mxfp4_d(in[0]);
     for (int64_t j = 0; j < H; ++j) {
         y[j] = mxfp4_value(in[1 + j] & 0x0F, d);
@@ -283,49 +284,54 @@ void mxfp4_decode(const uint8_t* in, float* y) {
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
-using BlockEncoder = void (*)(const float*, uint8_t*);
-using BlockDecoder = void (*)(const uint8_t*, float*);
-
-BlockEncoder encoder_of(GgufType t) {
-    switch (t) {
-        case GgufType::Q8_0: return q8_0_block;
-        case GgufType::Q4_0: return q4_0_block;
-        case GgufType::Q4_1: return q4_1_block;
-        case GgufType::Q5_0: return q5_0_block;
-        case GgufType::MXFP4: return mxfp4_block;
-    }
-    return q8_0_block;
+// One instantiation per type so the block functions inline into the vectorised clones.
+template <GgufType T>
+inline void encode_one(const float* x, uint8_t* out) {
+    if constexpr (T == GgufType::Q8_0) q8_0_block(x, out);
+    if constexpr (T == GgufType::Q4_0) q4_0_block(x, out);
+    if constexpr (T == GgufType::Q4_1) q4_1_block(x, out);
+    if constexpr (T == GgufType::Q5_0) q5_0_block(x, out);
+    if constexpr (T == GgufType::MXFP4) mxfp4_block(x, out);
 }
 
-BlockDecoder decoder_of(GgufType t) {
-    switch (t) {
-        case GgufType::Q8_0: return q8_0_decode;
-        case GgufType::Q4_0: return q4_0_decode;
-        case GgufType::Q4_1: return q4_1_decode;
-        case GgufType::Q5_0: return q5_0_decode;
-        case GgufType::MXFP4: return mxfp4_decode;
-    }
-    return q8_0_decode;
+template <GgufType T>
+inline void decode_one(const uint8_t* in, float* y) {
+    if constexpr (T == GgufType::Q8_0) q8_0_decode(in, y);
+    if constexpr (T == GgufType::Q4_0) q4_0_decode(in, y);
+    if constexpr (T == GgufType::Q4_1) q4_1_decode(in, y);
+    if constexpr (T == GgufType::Q5_0) q5_0_decode(in, y);
+    if constexpr (T == GgufType::MXFP4) mxfp4_decode(in, y);
 }
 
-QL_CPU_CLONES
-void quantize_blocks(const float* x, uint8_t* out, int64_t nblocks, BlockEncoder enc, int64_t ts) {
-    for (int64_t b = 0; b < nblocks; ++b) enc(x + b * B, out + b * ts);
+template <GgufType T>
+QL_CPU_CLONES void quantize_blocks(const float* x, uint8_t* out, int64_t nblocks, int64_t ts) {
+    for (int64_t b = 0; b < nblocks; ++b) encode_one<T>(x + b * B, out + b * ts);
 }
 
-QL_CPU_CLONES
-void dequantize_blocks(const uint8_t* in, float* y, int64_t nblocks, BlockDecoder dec, int64_t ts) {
-    for (int64_t b = 0; b < nblocks; ++b) dec(in + b * ts, y + b * B);
+template <GgufType T>
+QL_CPU_CLONES void dequantize_blocks(const uint8_t* in, float* y, int64_t nblocks, int64_t ts) {
+    for (int64_t b = 0; b < nblocks; ++b) decode_one<T>(in + b * ts, y + b * B);
 }
 
-QL_CPU_CLONES
-void fake_blocks(const float* x, float* y, int64_t nblocks, BlockEncoder enc, BlockDecoder dec) {
+template <GgufType T>
+QL_CPU_CLONES void fake_blocks(const float* x, float* y, int64_t nblocks) {
     uint8_t buf[64];
     for (int64_t b = 0; b < nblocks; ++b) {
-        enc(x + b * B, buf);
-        dec(buf, y + b * B);
+        encode_one<T>(x + b * B, buf);
+        decode_one<T>(buf, y + b * B);
         for (int64_t i = 0; i < B; ++i)
             if (is_nan_bits(x[b * B + i])) y[b * B + i] = x[b * B + i];
+    }
+}
+
+template <class Visitor>
+void with_type(GgufType t, const Visitor& v) {
+    switch (t) {
+        case GgufType::Q8_0: v(std::integral_constant<GgufType, GgufType::Q8_0>{}); return;
+        case GgufType::Q4_0: v(std::integral_constant<GgufType, GgufType::Q4_0>{}); return;
+        case GgufType::Q4_1: v(std::integral_constant<GgufType, GgufType::Q4_1>{}); return;
+        case GgufType::Q5_0: v(std::integral_constant<GgufType, GgufType::Q5_0>{}); return;
+        case GgufType::MXFP4: v(std::integral_constant<GgufType, GgufType::MXFP4>{}); return;
     }
 }
 
@@ -356,33 +362,36 @@ int gguf_floor_log2f(float a) {
 
 void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8_t* blocks) {
     const int64_t nb = rows * (cols / B), ts = gguf_type_size(t);
-    const BlockEncoder enc = encoder_of(t);
     gguf_log2_round_up_thresholds();  // build the table before the threads start
-    parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) {
-        quantize_blocks(x + b0 * B, blocks + b0 * ts, b1 - b0, enc, ts);
+    with_type(t, [&](auto type) {
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) {
+            quantize_blocks<decltype(type)::value>(x + b0 * B, blocks + b0 * ts, b1 - b0, ts);
+        });
     });
 }
 
 void gguf_dequantize(const uint8_t* blocks, int64_t rows, int64_t cols, GgufType t, float* y) {
     const int64_t nb = rows * (cols / B), ts = gguf_type_size(t);
-    const BlockDecoder dec = decoder_of(t);
-    parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) {
-        dequantize_blocks(blocks + b0 * ts, y + b0 * B, b1 - b0, dec, ts);
+    with_type(t, [&](auto type) {
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) {
+            dequantize_blocks<decltype(type)::value>(blocks + b0 * ts, y + b0 * B, b1 - b0, ts);
+        });
     });
 }
 
 void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t) {
-    const BlockEncoder enc = encoder_of(t);
-    const BlockDecoder dec = decoder_of(t);
     gguf_log2_round_up_thresholds();
-    for_each_block(
-        L, [&](int64_t, int64_t n, int64_t off) { fake_blocks(x + off, y + off, n, enc, dec); },
-        [&](int64_t, int64_t off, int64_t len) {
-            float pad[B] = {}, out[B];
-            for (int64_t i = 0; i < len; ++i) pad[i] = x[off + i];
-            fake_blocks(pad, out, 1, enc, dec);
-            for (int64_t i = 0; i < len; ++i) y[off + i] = out[i];
-        });
+    with_type(t, [&](auto type) {
+        constexpr GgufType T = decltype(type)::value;
+        for_each_block(
+            L, [&](int64_t, int64_t n, int64_t off) { fake_blocks<T>(x + off, y + off, n); },
+            [&](int64_t, int64_t off, int64_t len) {
+                float pad[B] = {}, out[B];
+                for (int64_t i = 0; i < len; ++i) pad[i] = x[off + i];
+                fake_blocks<T>(pad, out, 1);
+                for (int64_t i = 0; i < len; ++i) y[off + i] = out[i];
+            });
+    });
 }
 
 void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* codes, float* scales) {

@@ -70,27 +70,29 @@ QL_CPU_CLONES
 void fake_quant_blocks(const float* __restrict x, float* __restrict y, int64_t nblocks, float g,
                        float six_g) {
     constexpr int64_t kTile = 64;
-    float denom[kTile];
+    float amax[kTile], denom[kTile];
     for (int64_t t0 = 0; t0 < nblocks; t0 += kTile) {
         const int64_t nt = nblocks - t0 < kTile ? nblocks - t0 : kTile;
         const float* xt = x + t0 * kNvfp4Block;
         float* yt = y + t0 * kNvfp4Block;
+        for (int64_t b = 0; b < nt; ++b) amax[b] = block_amax_of(xt + b * kNvfp4Block, kNvfp4Block);
+        // The tile's scales in one vectorised loop. For a positive finite s, decode(encode(s))
+        // is exactly its grid value, so the E4M3 round trip is round_to_grid.
         for (int64_t b = 0; b < nt; ++b) {
-            uint8_t s8;
-            denom[b] = block_denominator(block_amax_of(xt + b * kNvfp4Block, kNvfp4Block), g, six_g, &s8);
+            float s = amax[b] / six_g;
+            s = (amax[b] == 0.0f || s == 0.0f) ? 1.0f : s;
+            denom[b] = round_to_grid<E4M3>(s) * g;
         }
         for (int64_t b = 0; b < nt; ++b) {
             const float d = denom[b];
             const float* xb = xt + b * kNvfp4Block;
             float* yb = yt + b * kNvfp4Block;
-            if (d == 0.0f) {
-                for (int i = 0; i < kNvfp4Block; ++i) yb[i] = is_nan_bits(xb[i]) ? xb[i] : 0.0f;
-                continue;
-            }
             for (int i = 0; i < kNvfp4Block; ++i) {
                 const float v = xb[i];
                 const float q = round_to_grid<E2M1>(abs_bits(v / d)) * d;
-                yb[i] = is_nan_bits(v) ? v : copy_sign_of(q, v);
+                // d == 0 (the E4M3 scale underflowed): the block decodes to zeros.
+                const float r = d == 0.0f ? 0.0f : copy_sign_of(q, v);
+                yb[i] = is_nan_bits(v) ? v : r;
             }
         }
     }
