@@ -316,11 +316,13 @@ QL_CPU_CLONES void dequantize_blocks(const uint8_t* in, float* y, int64_t nblock
 template <GgufType T>
 QL_CPU_CLONES void fake_blocks(const float* x, float* y, int64_t nblocks) {
     uint8_t buf[64];
+    float keep[B];  // the input block: y may alias x, and NaN inputs stay NaN
     for (int64_t b = 0; b < nblocks; ++b) {
-        encode_one<T>(x + b * B, buf);
+        for (int64_t i = 0; i < B; ++i) keep[i] = x[b * B + i];
+        encode_one<T>(keep, buf);
         decode_one<T>(buf, y + b * B);
         for (int64_t i = 0; i < B; ++i)
-            if (is_nan_bits(x[b * B + i])) y[b * B + i] = x[b * B + i];
+            if (is_nan_bits(keep[i])) y[b * B + i] = keep[i];
     }
 }
 

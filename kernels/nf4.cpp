@@ -300,9 +300,12 @@ void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block) {
     nf4_encode(x, n, block, codes.data(), absmax.data());
     nf4_double_quant(absmax.data(), nb, codes8.data(), absmax2.data(), &offset);
     nf4_double_dequant(codes8.data(), absmax2.data(), offset, nb, absmax_dq.data());
-    nf4_decode(codes.data(), absmax_dq.data(), n, block, y);
+    // y may alias x: remember where the NaN inputs were before decoding over them.
+    std::vector<int64_t> nan_at;
     for (int64_t i = 0; i < n; ++i)
-        if (is_nan_bits(x[i])) y[i] = x[i];
+        if (is_nan_bits(x[i])) nan_at.push_back(i);
+    nf4_decode(codes.data(), absmax_dq.data(), n, block, y);
+    for (int64_t i : nan_at) y[i] = bits_float(0x7FC00000u);
 }
 
 }  // namespace ql::kernels

@@ -15,6 +15,9 @@
 #include "kernels/nvfp4.h"
 #include "kernels/packing.h"
 #include "kernels/scaled_fp8.h"
+#if defined(QUANTLAB_HAVE_CUDA)
+#include "kernels/cuda_kernels.h"
+#endif
 
 namespace ql {
 namespace {
@@ -211,6 +214,67 @@ void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& 
         throw std::logic_error("format family without a kernel: " + fam);
     }
 }
+
+#if defined(QUANTLAB_HAVE_CUDA)
+void fake_quantize_device_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& s,
+                                 void* stream) {
+    namespace cu = kernels::cuda;
+    const int64_t n = numel_of(shape);
+    if (n == 0) return;
+    const std::string& fam = family(s);
+    const std::string& name = s.info->name;
+    const bool fixed = !std::isnan(s.fixed_amax);
+    if (fam == "passthrough") {
+        if (name == "fp32")
+            cu::copy_on_device(y, x, static_cast<size_t>(n) * sizeof(float), stream);
+        else
+            cu::half_round_trip(x, y, n, name == "bf16" ? HalfKind::BF16 : HalfKind::FP16, stream);
+    } else if (fam == "fp8") {
+        const ChannelLayout L = channel_layout(shape, s);
+        const cu::DeviceArray<float> scales(L.channels, stream);
+        if (fixed && L.channels == 1)
+            cu::copy_to_device(scales.data(), &s.fixed_amax, sizeof(float), stream);
+        else
+            cu::channel_finite_absmax(x, L, scales.data(), stream);
+        cu::fp8_scales_for_amax(scales.data(), L.channels, fp8_kind(name), scales.data(), stream);
+        cu::fp8_fake_quant(x, y, L, scales.data(), fp8_kind(name), stream);
+    } else if (fam == "nvfp4") {
+        const float amax = fixed ? s.fixed_amax : cu::finite_absmax(x, n, stream);
+        cu::nvfp4_fake_quant(x, y, row_blocks(shape, kNvfp4Block), nvfp4_global_scale(amax), stream);
+    } else if (fam == "mx") {
+        cu::mx_fake_quant(x, y, row_blocks(shape, s.block), mx_element(name),
+                          s.mx_round_up ? MxScaleRule::RoundUp : MxScaleRule::Floor, stream);
+    } else if (fam == "int" && s.granularity == Granularity::Group) {
+        cu::int_fake_quant_groups(x, y, row_blocks(shape, s.block), int_format(s), stream);
+    } else if (fam == "int") {
+        const ChannelLayout L = channel_layout(shape, s);
+        const cu::DeviceArray<float> lo(L.channels, stream), hi(L.channels, stream);
+        const cu::DeviceArray<IntParams> p(L.channels, stream);
+        const float* lo_or_minus_hi = lo.data();
+        if (fixed && L.channels == 1) {
+            const float range[2] = {-s.fixed_amax, s.fixed_amax};
+            cu::copy_to_device(lo.data(), &range[0], sizeof(float), stream);
+            cu::copy_to_device(hi.data(), &range[1], sizeof(float), stream);
+        } else if (s.asymmetric) {
+            cu::channel_finite_range(x, L, lo.data(), hi.data(), stream);
+        } else {
+            cu::channel_finite_absmax(x, L, hi.data(), stream);
+            lo_or_minus_hi = nullptr;  // lo = -hi, as int_channel_params does
+        }
+        cu::int_params_for_range(lo_or_minus_hi, hi.data(), L.channels, int_format(s), p.data(), stream);
+        cu::int_fake_quant_channels(x, y, L, p.data(), int_format(s), stream);
+    } else if (fam == "nf4") {
+        if (s.double_quant)
+            cu::nf4_fake_quant_double(x, y, n, s.block, stream);
+        else
+            cu::nf4_fake_quant(x, y, n, s.block, stream);
+    } else if (fam == "gguf") {
+        cu::gguf_fake_quant(x, y, row_blocks(shape, kGgufBlock), gguf_type(name), stream);
+    } else {
+        throw std::logic_error("format family without a CUDA kernel: " + fam);
+    }
+}
+#endif
 
 EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s) {
     EncodedTensor e;

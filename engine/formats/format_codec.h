@@ -40,6 +40,14 @@ QuantSpec resolve_spec(const QuantOptions& options, const std::vector<int64_t>& 
 // y = fake_quantize(x). x and y hold numel(shape) floats; y may equal x.
 void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& spec);
 
+#if defined(QUANTLAB_HAVE_CUDA)
+// y = fake_quantize(x) for DEVICE buffers of the current CUDA device (bit-identical to
+// fake_quantize_buffer); stream is a cudaStream_t as void*, enqueued asynchronously except where
+// a per-tensor amax is needed on the host (NVFP4) and NF4 double quantization.
+void fake_quantize_device_buffer(const float* x, float* y, const std::vector<int64_t>& shape,
+                                 const QuantSpec& spec, void* stream);
+#endif
+
 struct EncodedTensor {
     NdArray codes;                      // unpacked element codes
     NdArray scales;                     // decoded scales, float32

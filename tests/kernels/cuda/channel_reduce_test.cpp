@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // CUDA range statistics against the CPU kernels, bit for bit (the sign of a zero minimum
-// included), and the small device-memory helpers of cuda_kernels.h.
+// included).
 #include "kernels/channel_reduce.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
@@ -62,18 +62,6 @@ TEST(CudaChannelReduce, LargeTensorMatchesCpu) {
     expect_gpu_matches_cpu(x, ChannelLayout{1, 1024, 4096});
     expect_gpu_matches_cpu(x, ChannelLayout{1024, 4096, 1});
     expect_gpu_matches_cpu(x, ChannelLayout{1, 1, 1024 * 4096});
-}
-
-TEST(CudaRuntime, DeviceArrayRoundTripsAndMoves) {
-    if (!ql::kernels::cuda::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    const std::vector<float> v = {1.0f, -2.0f, 3.5f};
-    cuda::DeviceArray<float> a(v);
-    EXPECT_EQ(a.size(), 3);
-    cuda::DeviceArray<float> b = std::move(a);
-    EXPECT_EQ(a.data(), nullptr);
-    EXPECT_TRUE(test::same_bits(b.to_host(), v));
-    cuda::DeviceArray<uint8_t> empty(0);
-    EXPECT_TRUE(empty.to_host().empty());
 }
 
 }  // namespace

@@ -64,6 +64,19 @@ TEST(CudaGguf, LargeTensorMatchesCpu) {
     expect_gpu_matches_cpu(test::tensor_with_specials(1024, 4096, 65), 1024, 4096);
 }
 
+TEST(CudaGguf, InPlaceKeepsNanLikeOutOfPlace) {
+    if (!ql::kernels::cuda::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    const auto x = test::tensor_with_specials(16, 96, 66);
+    const RowBlocks L{16, 96, kGgufBlock};
+    for (GgufType t : kTypes) {
+        std::vector<float> fake(x.size());
+        gguf_fake_quant(x.data(), fake.data(), L, t);  // out of place
+        const test::DeviceBuffer<float> buf(x);
+        cuda::gguf_fake_quant(buf.get(), buf.get(), L, t);
+        EXPECT_TRUE(test::same_values(buf.to_host(), fake)) << static_cast<int>(t);
+    }
+}
+
 TEST(CudaGguf, RejectsRowsThatAreNotWholeBlocks) {
     if (!ql::kernels::cuda::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
     const test::DeviceBuffer<float> x(40);

@@ -8,7 +8,8 @@
 namespace ql::kernels {
 namespace {
 
-const IntFormat kFormats[] = {{8, false}, {8, true}, {4, false}, {4, true}, {3, false}, {3, true}, {2, false}, {2, true}};
+const IntFormat kFormats[] = {{8, false}, {8, true}, {4, false}, {4, true},
+                              {3, false}, {3, true}, {2, false}, {2, true}};
 
 std::vector<float> scales_of(const std::vector<IntParams>& p) {
     std::vector<float> s;
@@ -93,6 +94,7 @@ void expect_channels_match(const std::vector<float>& x, const ChannelLayout& L, 
     EXPECT_TRUE(test::same_items(d_codes.to_host(), codes));
     EXPECT_TRUE(test::same_values(d_fake.to_host(), fake));
     EXPECT_TRUE(test::same_values(d_decoded.to_host(), decoded));
+    EXPECT_TRUE(test::decoded_equals_fake(d_decoded.to_host(), d_fake.to_host(), x));
 }
 
 TEST(CudaIntegerQuant, GroupsMatchCpuForEveryWidthAndMapping) {

@@ -94,6 +94,11 @@ TEST(CudaNf4, DoubleQuantizationMatchesCpu) {
         EXPECT_TRUE(test::same_bits(d_absmax2.to_host(), absmax2));
         EXPECT_TRUE(test::same_bits(d_absmax_dq.to_host(), absmax_dq));
         EXPECT_TRUE(test::same_values(d_fake.to_host(), fake));
+
+        // In place, the device version keeps NaN inputs too (they are read before the writes).
+        const test::DeviceBuffer<float> buf(x);
+        cuda::nf4_fake_quant_double(buf.get(), buf.get(), n, kNf4Block);
+        EXPECT_TRUE(test::same_values(buf.to_host(), fake));
     }
 }
 

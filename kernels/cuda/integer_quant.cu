@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Integer quantization on the device: the arithmetic of kernels/integer_quant.cpp, operation for
+// operation (IntStep and int_params_for_range are transcribed here as device functions).
+#include <type_traits>
+
+#include "kernels/cuda/block_drivers.cuh"
+#include "kernels/cuda_kernels.h"
+
+namespace ql::kernels::cuda {
+namespace {
+
+using namespace detail;
+
+// integer_quant.cpp int_params_for_range.
+QL_HD IntParams params_for_range(float lo, float hi, IntFormat f) {
+    IntParams p;
+    if (!f.asymmetric) {
+        const float amax = -lo > hi ? -lo : hi;
+        p.scale = amax / static_cast<float>((1 << (f.bits - 1)) - 1);
+        return p;
+    }
+    const float levels = static_cast<float>((1 << f.bits) - 1);
+    const float mn = lo < 0.0f ? lo : 0.0f;
+    const float mx = hi > 0.0f ? hi : 0.0f;
+    float scale = (mx - mn) / levels;
+    const float tiny = 1.17549435e-38f;  // 2^-126
+    scale = scale < tiny ? tiny : scale;
+    float zp = -rne_small(mn / scale);  // mn / scale in [-levels, 0]
+    zp = zp < 0.0f ? 0.0f : (zp > levels ? levels : zp);
+    p.scale = scale;
+    p.zero_point = zp + 0.0f;  // no -0.0
+    return p;
+}
+
+// integer_quant.cpp IntStep (branch-free element functions, selects only).
+struct IntStep {
+    float scale;
+    float inv_scale;
+    float zp;
+    float lo, hi;
+    bool asym;
+
+    QL_HD static IntStep make(const IntParams& p, IntFormat f) {
+        IntStep s{};
+        s.scale = p.scale;
+        s.asym = f.asymmetric;
+        s.zp = f.asymmetric ? p.zero_point : 0.0f;
+        if (f.asymmetric) {
+            s.lo = 0.0f;
+            s.hi = static_cast<float>((1 << f.bits) - 1);
+            s.inv_scale = 1.0f / p.scale;
+        } else {
+            s.hi = static_cast<float>((1 << (f.bits - 1)) - 1);
+            s.lo = -s.hi;
+            s.inv_scale = 0.0f;
+        }
+        return s;
+    }
+
+    // The integer code as a float (exact) for finite or infinite x; NaN for NaN x.
+    template <bool ASYM>
+    QL_HD float code(float x) const {
+        if (ASYM) {
+            float t = x * inv_scale;
+            const float a = lo - zp - 1.0f, b = hi - zp + 1.0f;
+            t = t < a ? a : (t > b ? b : t);
+            const float q = rne_small(t) + zp;
+            return q < lo ? lo : (q > hi ? hi : q);
+        }
+        float t = x / scale;  // +-Inf or NaN when scale == 0: replaced below
+        t = t < lo - 1.0f ? lo - 1.0f : (t > hi + 1.0f ? hi + 1.0f : t);
+        const float q = rne_small(t);
+        const float c = q < lo ? lo : (q > hi ? hi : q);
+        return scale == 0.0f ? 0.0f : c;
+    }
+
+    template <bool ASYM>
+    QL_HD float fake(float x) const {
+        const float v = (code<ASYM>(x) - zp) * scale;
+        return is_nan_bits(x) ? x : v;
+    }
+
+    QL_HD float fake(float x) const { return asym ? fake<true>(x) : fake<false>(x); }
+
+    QL_HD uint8_t encode(float x) const {
+        if (is_nan_bits(x)) return static_cast<uint8_t>(static_cast<int>(zp));
+        return static_cast<uint8_t>(static_cast<int>(asym ? code<true>(x) : code<false>(x)));
+    }
+
+    QL_HD float decode(uint8_t c) const {
+        const float q = asym ? static_cast<float>(c) : static_cast<float>(static_cast<int8_t>(c));
+        return (q - zp) * scale;
+    }
+};
+
+__global__ void __launch_bounds__(kThreads)
+    params_kernel(const float* lo, const float* hi, int64_t n, IntFormat f, IntParams* params) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * kThreads)
+        params[i] = params_for_range(lo ? lo[i] : -hi[i], hi[i], f);
+}
+
+// ---- Per tensor / per channel: element-wise with the channel's step -------------------------
+
+struct ChannelFakeOp {
+    const IntParams* params;
+    IntFormat f;
+    using In = float;
+    using Out = float;
+    using Param = IntStep;
+    QL_HD IntStep param(int64_t c) const { return IntStep::make(params[c], f); }
+    QL_HD float apply(float v, const IntStep& s) const { return s.fake(v); }
+};
+
+struct ChannelEncodeOp {
+    const IntParams* params;
+    IntFormat f;
+    using In = float;
+    using Out = uint8_t;
+    using Param = IntStep;
+    QL_HD IntStep param(int64_t c) const { return IntStep::make(params[c], f); }
+    QL_HD uint8_t apply(float v, const IntStep& s) const { return s.encode(v); }
+};
+
+struct DecodeOp {  // per channel or per group: params indexed by the geometry
+    const IntParams* params;
+    IntFormat f;
+    using In = uint8_t;
+    using Out = float;
+    using Param = IntStep;
+    QL_HD IntStep param(int64_t p) const { return IntStep::make(params[p], f); }
+    QL_HD float apply(uint8_t c, const IntStep& s) const { return s.decode(c); }
+};
+
+// ---- Per group: statistics inside the pass (integer_quant.cpp group_params) -------------------
+
+template <bool Asym>
+using GroupStat = std::conditional_t<Asym, FiniteRange, FiniteAbsmax>;
+
+template <bool Asym>
+QL_HD IntParams group_params(const GroupStat<Asym>& st, IntFormat f) {
+    if constexpr (Asym)
+        return params_for_range(st.min_value(), st.max_value(), f);
+    else
+        return params_for_range(-st.value(), st.value(), f);
+}
+
+template <bool Asym>
+struct GroupFakeOp {
+    float* y;
+    IntFormat f;
+    using Stat = GroupStat<Asym>;
+    using Block = IntStep;
+    QL_HD IntStep block(const Stat& st, int64_t, int64_t, bool) const {
+        return IntStep::make(group_params<Asym>(st, f), f);
+    }
+    QL_HD void elements4(int64_t i, float4 v, const IntStep& s) const {
+        *reinterpret_cast<float4*>(y + i) = make_float4(s.template fake<Asym>(v.x), s.template fake<Asym>(v.y),
+                                                        s.template fake<Asym>(v.z), s.template fake<Asym>(v.w));
+    }
+    QL_HD void element(int64_t i, float v, const IntStep& s) const { y[i] = s.template fake<Asym>(v); }
+};
+
+template <bool Asym>
+struct GroupEncodeOp {
+    uint8_t* codes;
+    IntParams* params;
+    IntFormat f;
+    using Stat = GroupStat<Asym>;
+    using Block = IntStep;
+    QL_HD IntStep block(const Stat& st, int64_t b, int64_t, bool leader) const {
+        const IntParams p = group_params<Asym>(st, f);
+        if (leader) params[b] = p;
+        return IntStep::make(p, f);
+    }
+    QL_HD void elements4(int64_t i, float4 v, const IntStep& s) const {
+        *reinterpret_cast<uchar4*>(codes + i) = make_uchar4(s.encode(v.x), s.encode(v.y), s.encode(v.z), s.encode(v.w));
+    }
+    QL_HD void element(int64_t i, float v, const IntStep& s) const { codes[i] = s.encode(v); }
+};
+
+void require_format(IntFormat f) {
+    if (f.bits < 2 || f.bits > 8) invalid("integer formats have 2..8 bits, got " + std::to_string(f.bits));
+}
+
+// Group sizes with a fast path; others (and tails, unaligned buffers) take the generic driver.
+template <template <bool> class Op, class... Members>
+void run_groups(const char* name, const float* x, const RowBlocks& L, IntFormat f, bool outputs_aligned,
+                void* stream, Members... members) {
+    if (L.block <= 0) invalid("group size must be positive");
+    auto run = [&](auto asym) {
+        using GroupOp = Op<decltype(asym)::value>;
+        const GroupOp op{members..., f};
+        switch (L.block) {
+            case 32: run_blocks<32, 32>(name, op, x, L, outputs_aligned, stream); return;
+            case 64: run_blocks<64, 32>(name, op, x, L, outputs_aligned, stream); return;
+            case 256: run_blocks<256, 32>(name, op, x, L, outputs_aligned, stream); return;
+            default: run_blocks<128, 32>(name, op, x, L, outputs_aligned, stream); return;
+        }
+    };
+    if (f.asymmetric)
+        run(std::true_type{});
+    else
+        run(std::false_type{});
+}
+
+}  // namespace
+
+void int_params_for_range(const float* lo, const float* hi, int64_t channels, IntFormat f, IntParams* params,
+                          void* stream) {
+    require_format(f);
+    if (channels <= 0) return;
+    launch("int_params_for_range", &params_kernel, grid_for(channels, kThreads), stream, lo, hi, channels, f, params);
+}
+
+void int_fake_quant_channels(const float* x, float* y, const ChannelLayout& L, const IntParams* params, IntFormat f,
+                             void* stream) {
+    require_format(f);
+    run_channel_map("int_fake_quant_channels", ChannelFakeOp{params, f}, L, x, y, stream);
+}
+
+void int_encode_channels(const float* x, const ChannelLayout& L, const IntParams* params, IntFormat f,
+                         uint8_t* codes, void* stream) {
+    require_format(f);
+    run_channel_map("int_encode_channels", ChannelEncodeOp{params, f}, L, x, codes, stream);
+}
+
+void int_decode_channels(const uint8_t* codes, const ChannelLayout& L, const IntParams* params, IntFormat f,
+                         float* y, void* stream) {
+    require_format(f);
+    run_channel_map("int_decode_channels", DecodeOp{params, f}, L, codes, y, stream);
+}
+
+void int_fake_quant_groups(const float* x, float* y, const RowBlocks& L, IntFormat f, void* stream) {
+    require_format(f);
+    run_groups<GroupFakeOp>("int_fake_quant_groups", x, L, f, aligned(y, 16), stream, y);
+}
+
+void int_encode_groups(const float* x, const RowBlocks& L, IntFormat f, uint8_t* codes, IntParams* params,
+                       void* stream) {
+    require_format(f);
+    run_groups<GroupEncodeOp>("int_encode_groups", x, L, f, aligned(codes, 4), stream, codes, params);
+}
+
+void int_decode_groups(const uint8_t* codes, const IntParams* params, const RowBlocks& L, IntFormat f, float* y,
+                       void* stream) {
+    require_format(f);
+    if (L.block <= 0) invalid("group size must be positive");
+    const DecodeOp op{params, f};
+    switch (L.block) {
+        case 32: run_block_map<32>("int_decode_groups", op, L, codes, y, stream); return;
+        case 64: run_block_map<64>("int_decode_groups", op, L, codes, y, stream); return;
+        case 256: run_block_map<256>("int_decode_groups", op, L, codes, y, stream); return;
+        default: run_block_map<128>("int_decode_groups", op, L, codes, y, stream); return;
+    }
+}
+
+}  // namespace ql::kernels::cuda
