@@ -132,3 +132,21 @@ TEST(GgufBlocks, FakeQuantPadsTailsWithZeros) {
 
 }  // namespace
 }  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+TEST(GgufBlocks, InPlaceFakeQuantKeepsNaN) {
+    for (const auto& t : kTypes) {
+        auto x = test::mixed_tensor(2, 64, 54);
+        x[7] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> out(x.size());
+        gguf_fake_quant(x.data(), out.data(), RowBlocks{2, 64, 32}, t.type);
+        gguf_fake_quant(x.data(), x.data(), RowBlocks{2, 64, 32}, t.type);
+        EXPECT_TRUE(std::isnan(x[7])) << t.name;
+        EXPECT_TRUE(test::same_values(x, out)) << t.name;
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels

@@ -123,3 +123,19 @@ TEST(Nf4Codec, DoubleQuantReconstructsAbsmaxClosely) {
 
 }  // namespace
 }  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+TEST(Nf4Codec, InPlaceDoubleQuantKeepsNaN) {
+    auto x = test::mixed_tensor(1, 64 * 10, 43);
+    x[100] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> out(x.size());
+    nf4_fake_quant_double(x.data(), out.data(), 640, 64);
+    nf4_fake_quant_double(x.data(), x.data(), 640, 64);
+    EXPECT_TRUE(std::isnan(x[100]));
+    EXPECT_TRUE(test::same_values(x, out));
+}
+
+}  // namespace
+}  // namespace ql::kernels
