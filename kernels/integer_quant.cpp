@@ -18,7 +18,7 @@ struct IntStep {
     float lo, hi;     // code range: [-qmax, qmax] or [0, 2^b - 1]
     bool asym;
 
-    static IntStep make(const IntParams& p, IntFormat f) {
+    static QL_INLINE IntStep make(const IntParams& p, IntFormat f) {
         IntStep s{};
         s.scale = p.scale;
         s.asym = f.asymmetric;
@@ -39,7 +39,7 @@ struct IntStep {
     // before the RNE keeps the argument small (|.| < 2^23) and is equivalent: anything beyond
     // the code range by more than 1 clamps to the same end either way.
     template <bool ASYM>
-    float code(float x) const {
+    QL_INLINE float code(float x) const {
         if (ASYM) {
             float t = x * inv_scale;
             const float a = lo - zp - 1.0f, b = hi - zp + 1.0f;
@@ -55,7 +55,7 @@ struct IntStep {
     }
 
     template <bool ASYM>
-    float fake(float x) const {
+    QL_INLINE float fake(float x) const {
         const float v = (code<ASYM>(x) - zp) * scale;
         return is_nan_bits(x) ? x : v;
     }
@@ -74,7 +74,7 @@ struct IntStep {
 };
 
 template <bool ASYM>
-inline void fake_span_t(const float* __restrict x, float* __restrict y, int64_t n, const IntStep& shared) {
+QL_INLINE void fake_span_t(const float* __restrict x, float* __restrict y, int64_t n, const IntStep& shared) {
     const IntStep s = shared;
     for (int64_t i = 0; i < n; ++i) y[i] = s.fake<ASYM>(x[i]);
 }
@@ -87,7 +87,7 @@ void fake_span(const float* __restrict x, float* __restrict y, int64_t n, IntSte
         fake_span_t<false>(x, y, n, s);
 }
 
-IntParams group_params(const float* x, int64_t n, IntFormat f) {
+QL_INLINE IntParams group_params(const float* x, int64_t n, IntFormat f) {
     if (!f.asymmetric) {
         uint32_t m = 0;
         for (int64_t i = 0; i < n; ++i) {
@@ -106,7 +106,7 @@ IntParams group_params(const float* x, int64_t n, IntFormat f) {
 }
 
 template <bool ASYM>
-inline void fake_groups_t(const float* __restrict x, float* __restrict y, int64_t ngroups, int64_t group,
+QL_INLINE void fake_groups_t(const float* __restrict x, float* __restrict y, int64_t ngroups, int64_t group,
                           IntFormat f) {
     for (int64_t g = 0; g < ngroups; ++g) {
         const IntStep s = IntStep::make(group_params(x + g * group, group, f), f);
