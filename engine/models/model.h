@@ -115,8 +115,10 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, uint64_t seed);
 // The same with parameters allocated but not initialised: for load_state to fill.
 std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config);
 
-// An HF model folder: config.json + model.safetensors (or a sharded index). Missing or extra
-// tensors and shape mismatches are UserErrors naming the file and tensor.
+// An HF model folder: config.json + model.safetensors (or model.safetensors.index.json and its
+// shards; engine/io/safetensors_checkpoint.h). Weights of any floating dtype (F32, BF16, F16,
+// F64, FP8) become float32 parameters. Missing or extra tensors and shape mismatches are
+// UserErrors naming the file and tensor (load_state).
 std::unique_ptr<Model> load_hf_model(const std::string& folder);
 
 // What load_state did besides filling every parameter.
