@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // load_hf_model: config.json + safetensors weights (one file or a sharded index).
-#include <ATen/ATen.h>
-
 #include <sys/stat.h>
 
 #include "engine/api/errors.h"
