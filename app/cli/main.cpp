@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/cli/cli_command.h"
+#include "app/openmp_wait_policy.h"
 #include "engine/api/engine_runtime.h"
 #include "engine/api/errors.h"
 
@@ -23,6 +24,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ql::ensure_passive_openmp_wait(argv);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         print_help();

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "app/openmp_wait_policy.h"
 #include "engine/api/engine_runtime.h"
 #include "ui/format_explorer_view.h"
 #include "ui/main_window.h"
@@ -19,6 +20,7 @@
 #include "ui/theme_manager.h"
 
 int main(int argc, char** argv) {
+    ql::ensure_passive_openmp_wait(argv);
     // Fractional scale factors (125 %, 150 %) render at their true size instead of rounding.
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
