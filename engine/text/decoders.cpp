@@ -261,15 +261,6 @@ private:
     std::vector<std::unique_ptr<Decoder>> parts_;
 };
 
-char32_t one_char(const Json& j, const JsonPath& at, const std::string& key) {
-    const std::string s = at.string(j, key);
-    size_t i = 0;
-    if (s.empty() || valid_utf8_prefix(s) != s.size()) (at / key).fail("expected a single character");
-    const char32_t c = next_code_point(s, i);
-    if (i != s.size()) (at / key).fail("expected a single character");
-    return c;
-}
-
 size_t count(const Json& j, const JsonPath& at, const std::string& key) {
     const int64_t v = at.integer(j, key, 0);
     if (v < 0) (at / key).fail("must not be negative");
@@ -284,7 +275,7 @@ std::unique_ptr<Decoder> make_decoder(const Json& j, const JsonPath& at) {
     const std::string type = at.type(j);
     if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
     if (type == "Metaspace") {
-        one_char(j, at, "replacement");
+        at.character(j, "replacement");
         bool strip_first = true;  // prepend_scheme "always" (default) or "first"
         if (const auto s = at.optional_string(j, "prepend_scheme")) strip_first = *s != "never";
         if (j.contains("add_prefix_space") && !at.boolean(j, "add_prefix_space", true)) strip_first = false;
@@ -294,7 +285,7 @@ std::unique_ptr<Decoder> make_decoder(const Json& j, const JsonPath& at) {
         return std::make_unique<WordPieceDecoder>(at.string(j, "prefix", "##"), at.boolean(j, "cleanup", true));
     if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
     if (type == "Fuse") return std::make_unique<FuseDecoder>();
-    if (type == "Strip") return std::make_unique<StripDecoder>(one_char(j, at, "content"), count(j, at, "start"), count(j, at, "stop"));
+    if (type == "Strip") return std::make_unique<StripDecoder>(at.character(j, "content"), count(j, at, "start"), count(j, at, "stop"));
     if (type == "Replace") {
         std::string literal;
         std::unique_ptr<TextRegex> regex;

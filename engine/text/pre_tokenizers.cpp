@@ -201,20 +201,11 @@ PrependScheme parse_prepend_scheme(const Json& j, const JsonPath& at) {
     return scheme;
 }
 
-std::string single_char(const Json& j, const JsonPath& at, const std::string& key) {
-    const std::string s = at.string(j, key);
-    size_t i = 0;
-    if (s.empty() || valid_utf8_prefix(s) != s.size() || (next_code_point(s, i), i != s.size()))
-        (at / key).fail("expected a single character");
-    return s;
-}
-
 class MetaspacePreTokenizer final : public PreTokenizer {
 public:
-    MetaspacePreTokenizer(std::string replacement, PrependScheme scheme, bool split)
-        : replacement_(std::move(replacement)), scheme_(scheme), split_(split) {
-        size_t i = 0;
-        replacement_char_ = next_code_point(replacement_, i);
+    MetaspacePreTokenizer(char32_t replacement, PrependScheme scheme, bool split)
+        : replacement_char_(replacement), scheme_(scheme), split_(split) {
+        append_utf8(replacement_, replacement);
     }
     void pre_tokenize(std::vector<Piece>& pieces) const override {
         split_all(pieces, [&](const Piece& p, std::vector<Piece>& out) {
@@ -248,10 +239,10 @@ private:
     bool split_;
 };
 
-// Rust regex \w (Alphabetic, marks, Nd, Pc, joiners) and \s, spelled for PCRE2.
+// pre_tokenizers/whitespace.rs runs \w+|[^\w\s]+ on the Rust regex crate, whose Unicode \w and
+// \s are those TextRegex gives Oniguruma's (UTS #18 word characters, White_Space).
 const TextRegex& whitespace_regex() {
-    static const TextRegex re(
-        R"([\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\x{200C}\x{200D}]+|[^\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\x{200C}\x{200D}\s]+)");
+    static const TextRegex re(R"(\w+|[^\w\s]+)");
     return re;
 }
 
@@ -349,7 +340,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& j, const JsonPath& 
                                                    at.boolean(j, "invert", false));
     }
     if (type == "Metaspace")
-        return std::make_unique<MetaspacePreTokenizer>(single_char(j, at, "replacement"), parse_prepend_scheme(j, at),
+        return std::make_unique<MetaspacePreTokenizer>(at.character(j, "replacement"), parse_prepend_scheme(j, at),
                                                        at.boolean(j, "split", true));
     if (type == "Whitespace") return std::make_unique<WhitespacePreTokenizer>();
     if (type == "WhitespaceSplit") return char_split("WhitespaceSplit", is_white_space, SplitBehavior::Removed);
@@ -362,9 +353,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& j, const JsonPath& 
                           individual ? SplitBehavior::Isolated : SplitBehavior::Contiguous);
     }
     if (type == "CharDelimiterSplit") {
-        const std::string d = single_char(j, at, "delimiter");
-        size_t i = 0;
-        const char32_t delimiter = next_code_point(d, i);
+        const char32_t delimiter = at.character(j, "delimiter");
         return char_split("CharDelimiterSplit", [delimiter](char32_t c) { return c == delimiter; }, SplitBehavior::Removed);
     }
     if (type == "Sequence") {

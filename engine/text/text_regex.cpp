@@ -10,8 +10,15 @@
 namespace ql::text {
 namespace {
 
-// Oniguruma's Unicode \w: General_Category Letter | Mark | Number | Connector_Punctuation.
-constexpr const char* kWordClass = "\\p{L}\\p{M}\\p{N}\\p{Pc}";
+// Oniguruma's Unicode \w, the "word" class of UTS #18 Annex C: Alphabetic (letters and letter
+// numbers; its other members are marks), Mark, Decimal_Number, Connector_Punctuation and the
+// joiners. Other numbers such as '½' or '²' are not word characters (checked against the
+// reference: tests/data/tokenizers/zoo-split-invert, case "numbers").
+constexpr const char* kWordClass = "\\p{L}\\p{M}\\p{Nd}\\p{Nl}\\p{Pc}\\x{200C}\\x{200D}";
+
+// The White_Space property, which Oniguruma's and Rust's \s match; PCRE2's \s also matches
+// U+180E, a format character since Unicode 6.3.
+constexpr const char* kSpaceClass = "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
 
 pcre2_code* as_code(void* p) { return static_cast<pcre2_code*>(p); }
 
@@ -45,6 +52,7 @@ pcre2_match_context* thread_match_context() {
 }  // namespace
 
 std::string translate_oniguruma_pattern(const std::string& p) {
+    // \W and \S inside a class stay as PCRE2 reads them (no tokenizer.json seen uses them).
     std::string out;
     out.reserve(p.size() + 16);
     bool in_class = false;
@@ -53,10 +61,11 @@ std::string translate_oniguruma_pattern(const std::string& p) {
         const char c = p[i];
         if (c == '\\' && i + 1 < p.size()) {
             const char e = p[i + 1];
-            if (e == 'w') {
-                out += in_class ? std::string(kWordClass) : "[" + std::string(kWordClass) + "]";
-            } else if (e == 'W' && !in_class) {
-                out += "[^" + std::string(kWordClass) + "]";
+            if (e == 'w' || e == 's') {
+                const std::string cls = e == 'w' ? kWordClass : kSpaceClass;
+                out += in_class ? cls : "[" + cls + "]";
+            } else if ((e == 'W' || e == 'S') && !in_class) {
+                out += "[^" + std::string(e == 'W' ? kWordClass : kSpaceClass) + "]";
             } else {
                 out += c;
                 out += e;
@@ -110,8 +119,10 @@ std::vector<std::pair<size_t, size_t>> TextRegex::find_all(std::string_view s) c
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
     size_t start = 0;
     while (start <= s.size()) {
-        const int rc = jit_ ? pcre2_jit_match(as_code(code_), subject, s.size(), start, 0, md.get(), mctx)
-                            : pcre2_match(as_code(code_), subject, s.size(), start, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+        int rc = jit_ ? pcre2_jit_match(as_code(code_), subject, s.size(), start, 0, md.get(), mctx)
+                      : pcre2_match(as_code(code_), subject, s.size(), start, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // pathological backtracking: the interpreter uses the heap
+            rc = pcre2_match(as_code(code_), subject, s.size(), start, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md.get(), nullptr);
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) throw std::runtime_error("regular expression '" + pattern_ + "' failed: " + error_text(rc));
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A compiled PCRE2 pattern (UTF-8, Unicode properties, JIT when available) for the regexes in
 // tokenizer.json. Hugging Face `tokenizers` runs these patterns with Oniguruma, whose Unicode
-// \w also matches marks and connector punctuation; PCRE2's does not, so \w and \W are rewritten
-// to Oniguruma's definition before compiling (\s, \d, \p{..} already agree).
+// \w also matches marks, letter numbers and connector punctuation, and whose \s is the
+// White_Space property; PCRE2's differ, so \w \W \s \S are rewritten to Oniguruma's definitions
+// before compiling (\d and \p{..} already agree).
 #pragma once
 
 #include <string>
@@ -33,7 +34,7 @@ private:
     bool jit_ = false;
 };
 
-// The pattern with Oniguruma's \w / \W spelled out as PCRE2 Unicode classes.
+// The pattern with Oniguruma's \w \W \s \S spelled out as PCRE2 classes.
 std::string translate_oniguruma_pattern(const std::string& pattern);
 
 }  // namespace ql::text

@@ -54,6 +54,15 @@ int64_t JsonPath::integer(const Json& object, const std::string& key, int64_t fa
     return it->get<int64_t>();
 }
 
+char32_t JsonPath::character(const Json& object, const std::string& key) const {
+    const std::string s = string(object, key);
+    if (s.empty() || valid_utf8_prefix(s) != s.size()) (*this / key).fail("expected a single character");
+    size_t i = 0;
+    const char32_t c = next_code_point(s, i);
+    if (i != s.size()) (*this / key).fail("expected a single character");
+    return c;
+}
+
 const Json& JsonPath::array(const Json& object, const std::string& key) const {
     const Json& v = require(object, key);
     if (!v.is_array()) (*this / key).fail("expected an array");

@@ -36,6 +36,8 @@ public:
     std::optional<std::string> optional_string(const Json& object, const std::string& key) const;
     bool boolean(const Json& object, const std::string& key, bool fallback) const;
     int64_t integer(const Json& object, const std::string& key, int64_t fallback) const;
+    // A string holding exactly one character (Metaspace replacement, Strip content ...).
+    char32_t character(const Json& object, const std::string& key) const;
     const Json& array(const Json& object, const std::string& key) const;
     std::string type(const Json& object) const;  // the "type" field
 

