@@ -33,4 +33,15 @@ void for_each_block(const RowBlocks& L, const Full& full, const Tail& tail) {
                     });
 }
 
+// one(block_index, element_offset, length) for every block, full or short, one at a time.
+template <class One>
+void for_each_block_singly(const RowBlocks& L, const One& one) {
+    for_each_block(
+        L,
+        [&](int64_t b0, int64_t n, int64_t off) {
+            for (int64_t b = 0; b < n; ++b) one(b0 + b, off + b * L.block, L.block);
+        },
+        one);
+}
+
 }  // namespace ql::kernels

@@ -26,4 +26,22 @@ void for_each_channel_run(const ChannelLayout& L, const Run& run, const Rows& ro
     });
 }
 
+// fn(i, param(c)) for every element i of L and its channel c; param(c) is evaluated once per run
+// of a channel (per element where channels alternate, inner == 1). Capture by value ([=]) in
+// both: a byte store through a pointer captured by reference could overwrite the closures, so
+// the loop would reload them on every element.
+template <class Param, class Fn>
+void for_each_channel_element(const ChannelLayout& L, const Param& param, const Fn& fn) {
+    for_each_channel_run(
+        L,
+        [&](int64_t c, int64_t off, int64_t n) {
+            const auto p = param(c);
+            for (int64_t i = off; i < off + n; ++i) fn(i, p);
+        },
+        [&](int64_t off, int64_t rows) {
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < L.channels; ++c) fn(off + r * L.channels + c, param(c));
+        });
+}
+
 }  // namespace ql::kernels

@@ -35,4 +35,49 @@ QL_HD float finite_or_zero(float x) {
     return bits_float(float_bits(x) & (0u - static_cast<uint32_t>(magnitude_bits(x) < kInfBits)));
 }
 
+// ---- Accumulators over these images (block and channel statistics, CPU and CUDA) ----------
+// Stat{} is the identity; add() takes an element, merge() another partial result. The CUDA
+// drivers combine them across lanes (team_reduce in kernels/cuda/block_drivers.cuh).
+
+// max |x| as bits. FINITE: over finite x only (0 when there is none). Otherwise NaN and Inf count
+// too, and a value >= Inf (bits >= kInfBits) marks a non-finite block: the statistic OCP MX
+// scales are computed from.
+template <bool FINITE>
+struct MaxMagnitude {
+    uint32_t m = 0;
+    QL_HD void add(float v) {
+        const uint32_t a = FINITE ? finite_magnitude_bits(v) : magnitude_bits(v);
+        m = a > m ? a : m;
+    }
+    QL_HD void merge(const MaxMagnitude& o) { m = o.m > m ? o.m : m; }
+    QL_HD float value() const { return bits_float(m); }
+};
+
+using FiniteAbsmax = MaxMagnitude<true>;
+using AnyAbsmax = MaxMagnitude<false>;
+
+// min(0, finite x) and max(0, finite x) as sortable keys (the key of 0.0f is 0).
+struct FiniteRange {
+    int32_t lo = 0, hi = 0;
+    QL_HD void add(float v) {
+        const int32_t k = sortable_key(finite_or_zero(v));
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    QL_HD void merge(const FiniteRange& o) {
+        lo = o.lo < lo ? o.lo : lo;
+        hi = o.hi > hi ? o.hi : hi;
+    }
+    QL_HD float min_value() const { return from_sortable_key(lo); }
+    QL_HD float max_value() const { return from_sortable_key(hi); }
+};
+
+// The statistic of x[0..n).
+template <class Stat>
+QL_HD Stat statistic_of(const float* x, int64_t n) {
+    Stat s{};
+    for (int64_t i = 0; i < n; ++i) s.add(x[i]);
+    return s;
+}
+
 }  // namespace ql::kernels

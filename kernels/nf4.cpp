@@ -8,6 +8,7 @@
 #include "kernels/block_iteration.h"
 #include "kernels/cpu_dispatch.h"
 #include "kernels/magnitude_bits.h"
+#include "kernels/nf4_rounding.h"
 
 namespace ql::kernels {
 namespace {
@@ -76,76 +77,42 @@ float cascade_mean(const float* x, int64_t n) {
     return total / static_cast<float>(n);
 }
 
-inline float nf4_scale_inverse(float absmax) {
-    const float floor_value = 1e-38f;
-    return 1.0f / (absmax > floor_value ? absmax : floor_value);
-}
+// The NF4 tables in one object: the kernels take a local copy of it, which the compiler then
+// keeps in registers.
+struct Nf4Tables {
+    float thresholds[15];
+    float codebook[16];
 
-inline float tail_absmax(float am) { return am > 1e-38f ? am : 1e-38f; }
-
-inline float clamp_unit(float s) { return s < -1.0f ? -1.0f : (s > 1.0f ? 1.0f : s); }
-
-// Branch-free nearest code: count thresholds below s; the value is selected alongside.
-struct Nf4Rounder {
-    float t[15];
-    float book[16];
-
-    Nf4Rounder() {
+    Nf4Tables() {
         const float* th = nf4_thresholds();
-        for (int i = 0; i < 15; ++i) t[i] = th[i];
-        for (int i = 0; i < 16; ++i) book[i] = kNf4Codebook[i];
-    }
-    int code(float s) const {
-        int c = 0;
-        for (int i = 0; i < 15; ++i) c += s > t[i] ? 1 : 0;
-        return c;
-    }
-    float value(float s) const {
-        float v = book[0];
-        for (int i = 0; i < 15; ++i) v = s > t[i] ? book[i + 1] : v;
-        return v;
+        for (int i = 0; i < 15; ++i) thresholds[i] = th[i];
+        for (int i = 0; i < 16; ++i) codebook[i] = kNf4Codebook[i];
     }
 };
 
-inline float block_absmax(const float* x, int64_t len) {
-    uint32_t m = 0;
-    for (int64_t i = 0; i < len; ++i) {
-        const uint32_t a = finite_magnitude_bits(x[i]);
-        m = a > m ? a : m;
-    }
-    return bits_float(m);
-}
+QL_INLINE float block_absmax(const float* x, int64_t len) { return statistic_of<FiniteAbsmax>(x, len).value(); }
 
 QL_CPU_CLONES
 void fake_quant_range(const float* __restrict x, float* __restrict y, int64_t len, float absmax,
-                      const Nf4Rounder& shared) {
-    const Nf4Rounder r = shared;  // a local copy: the compiler then keeps the tables in registers
-    const float inv = nf4_scale_inverse(absmax);
-    for (int64_t i = 0; i < len; ++i) {
-        const float v = x[i];
-        const float q = r.value(clamp_unit(v * inv)) * absmax;
-        y[i] = is_nan_bits(v) ? v : q;
-    }
+                      const Nf4Tables& shared) {
+    const Nf4Tables r = shared;
+    const BlockwiseScale k = blockwise_scale(absmax, false);
+    for (int64_t i = 0; i < len; ++i) y[i] = nf4_fake_element(x[i], k, r.thresholds, r.codebook);
 }
 
 QL_CPU_CLONES
-void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks, const Nf4Rounder& shared) {
-    const Nf4Rounder r = shared;
+void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks, const Nf4Tables& shared) {
+    const Nf4Tables r = shared;
     for (int64_t b = 0; b < nblocks; ++b) {
         const float* xb = x + b * kNf4Block;
         float* yb = y + b * kNf4Block;
-        const float absmax = block_absmax(xb, kNf4Block);
-        const float inv = nf4_scale_inverse(absmax);
-        for (int i = 0; i < kNf4Block; ++i) {
-            const float v = xb[i];
-            const float q = r.value(clamp_unit(v * inv)) * absmax;
-            yb[i] = is_nan_bits(v) ? v : q;
-        }
+        const BlockwiseScale k = blockwise_scale(block_absmax(xb, kNf4Block), false);
+        for (int i = 0; i < kNf4Block; ++i) yb[i] = nf4_fake_element(xb[i], k, r.thresholds, r.codebook);
     }
 }
 
-const Nf4Rounder& rounder() {
-    static const Nf4Rounder r;
+const Nf4Tables& tables() {
+    static const Nf4Tables r;
     return r;
 }
 
@@ -182,25 +149,12 @@ const float* dynamic_map_thresholds() {
 
 float aten_float_mean(const float* x, int64_t n) { return cascade_mean(x, n); }
 
-int nf4_code_of(float s) { return rounder().code(s); }
+int nf4_code_of(float s) { return nf4_code(s, tables().thresholds); }
 
-int dynamic_map_code_of(float s) {
-    // Binary search over the 255 thresholds: code = number of thresholds < s.
-    const float* t = dynamic_map_thresholds();
-    if (is_nan_bits(s)) return 0;
-    int lo = 0, hi = 255;
-    while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (s > t[mid])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+int dynamic_map_code_of(float s) { return dynamic_map_code(s, dynamic_map_thresholds()); }
 
 void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
-    const Nf4Rounder& r = rounder();
+    const Nf4Tables& r = tables();
     const RowBlocks L{1, n, block};
     if (block == kNf4Block && n % block == 0) {
         parallel_ranges(n / block, 512, 1, [&](int64_t b0, int64_t b1) {
@@ -213,9 +167,8 @@ void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
             const int64_t off = b * block, len = std::min(block, n - off);
             const float am = block_absmax(x + off, len);
             if (len < block) {
-                const float amc = tail_absmax(am);
-                for (int64_t i = off; i < off + len; ++i)
-                    y[i] = is_nan_bits(x[i]) ? x[i] : r.value(clamp_unit(x[i] / amc)) * amc;
+                const BlockwiseScale k = blockwise_scale(am, true);
+                for (int64_t i = off; i < off + len; ++i) y[i] = nf4_fake_element(x[i], k, r.thresholds, r.codebook);
                 continue;
             }
             fake_quant_range(x + off, y + off, len, am, r);
@@ -224,25 +177,14 @@ void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
 }
 
 void nf4_encode(const float* x, int64_t n, int64_t block, uint8_t* codes, float* absmax) {
-    const Nf4Rounder& r = rounder();
+    const Nf4Tables& r = tables();
     const int64_t nb = (n + block - 1) / block;
     parallel_ranges(nb, std::max<int64_t>(1, 32768 / block), 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
-            const float am = block_absmax(x + off, len);
-            if (len < block) {
-                // bitsandbytes treats a short last block apart: its absmax is stored clamped to
-                // 1e-38 and the elements are divided by it rather than multiplied by 1/absmax.
-                const float amc = tail_absmax(am);
-                absmax[b] = amc;
-                for (int64_t i = 0; i < len; ++i)
-                    codes[off + i] = static_cast<uint8_t>(r.code(clamp_unit(x[off + i] / amc)));
-                continue;
-            }
-            absmax[b] = am;
-            const float inv = nf4_scale_inverse(am);
-            for (int64_t i = 0; i < len; ++i)
-                codes[off + i] = static_cast<uint8_t>(r.code(clamp_unit(x[off + i] * inv)));
+            const BlockwiseScale k = blockwise_scale(block_absmax(x + off, len), len < block);
+            absmax[b] = k.absmax;
+            for (int64_t i = off; i < off + len; ++i) codes[i] = nf4_code_element(x[i], k, r.thresholds);
         }
     });
 }
@@ -253,7 +195,7 @@ void nf4_decode(const uint8_t* codes, const float* absmax, int64_t n, int64_t bl
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
             const float am = absmax[b];
-            for (int64_t i = 0; i < len; ++i) y[off + i] = kNf4Codebook[codes[off + i] & 15u] * am;
+            for (int64_t i = off; i < off + len; ++i) y[i] = nf4_decode_element(codes[i], am, kNf4Codebook);
         }
     });
 }
@@ -261,33 +203,25 @@ void nf4_decode(const uint8_t* codes, const float* absmax, int64_t n, int64_t bl
 void nf4_double_quant(const float* absmax, int64_t nblocks, uint8_t* codes8, float* absmax2, float* offset) {
     const float off = cascade_mean(absmax, nblocks);
     *offset = off;
+    const float* thresholds = dynamic_map_thresholds();
     const int64_t nb2 = (nblocks + kNf4DoubleQuantBlock - 1) / kNf4DoubleQuantBlock;
     std::vector<float> centred(static_cast<size_t>(nblocks));
     for (int64_t i = 0; i < nblocks; ++i) centred[i] = absmax[i] - off;
     for (int64_t b = 0; b < nb2; ++b) {
         const int64_t o = b * kNf4DoubleQuantBlock;
         const int64_t len = std::min(kNf4DoubleQuantBlock, nblocks - o);
-        const float a2 = block_absmax(centred.data() + o, len);
-        // bitsandbytes' quantize_blockwise (default backend): the same short-last-block rule as
-        // quantize_4bit.
-        if (len < kNf4DoubleQuantBlock) {
-            const float a2c = tail_absmax(a2);
-            absmax2[b] = a2c;
-            for (int64_t i = 0; i < len; ++i)
-                codes8[o + i] = static_cast<uint8_t>(dynamic_map_code_of(clamp_unit(centred[o + i] / a2c)));
-            continue;
-        }
-        absmax2[b] = a2;
-        const float inv = nf4_scale_inverse(a2);
-        for (int64_t i = 0; i < len; ++i)
-            codes8[o + i] = static_cast<uint8_t>(dynamic_map_code_of(clamp_unit(centred[o + i] * inv)));
+        // bitsandbytes' quantize_blockwise (default backend): the same scaling as quantize_4bit.
+        const BlockwiseScale k = blockwise_scale(block_absmax(centred.data() + o, len), len < kNf4DoubleQuantBlock);
+        absmax2[b] = k.absmax;
+        for (int64_t i = o; i < o + len; ++i)
+            codes8[i] = static_cast<uint8_t>(dynamic_map_code(k.scaled(centred[i]), thresholds));
     }
 }
 
 void nf4_double_dequant(const uint8_t* codes8, const float* absmax2, float offset, int64_t nblocks,
                         float* absmax_out) {
     for (int64_t i = 0; i < nblocks; ++i)
-        absmax_out[i] = kDynamicMapSigned[codes8[i]] * absmax2[i / kNf4DoubleQuantBlock] + offset;
+        absmax_out[i] = dynamic_map_decode(codes8[i], absmax2[i / kNf4DoubleQuantBlock], offset, kDynamicMapSigned);
 }
 
 void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block) {

@@ -56,10 +56,27 @@ void unpack_fp6(const uint8_t* packed, int64_t n, uint8_t* codes) {
     }
 }
 
+namespace {
+
+// Along each column, `rows` consecutive codes of `bits` bits share one little-endian word of
+// `bytes` bytes (3 bytes for eight INT3 rows, else 1).
+struct IntRowGroups {
+    uint32_t mask;
+    int64_t rows;
+    int64_t bytes;
+};
+
+IntRowGroups int_row_groups(int bits) {
+    return {(1u << bits) - 1u, int_rows_per_group(bits), bits == 3 ? 3 : 1};
+}
+
+}  // namespace
+
 int64_t int_rows_per_group(int bits) { return bits == 3 ? 8 : 8 / bits; }
 
 int64_t int_packed_rows(int64_t rows, int bits) {
-    return bits == 3 ? rows / 8 * 3 : rows / int_rows_per_group(bits);
+    const IntRowGroups G = int_row_groups(bits);
+    return rows / G.rows * G.bytes;
 }
 
 void pack_int_rows(const uint8_t* codes, int64_t rows, int64_t cols, int bits, uint8_t* out) {
@@ -67,15 +84,13 @@ void pack_int_rows(const uint8_t* codes, int64_t rows, int64_t cols, int bits, u
         std::memcpy(out, codes, static_cast<size_t>(rows * cols));
         return;
     }
-    const uint32_t mask = (1u << bits) - 1u;
-    const int64_t per = int_rows_per_group(bits);
-    const int64_t bytes_per_group = bits == 3 ? 3 : 1;
-    for (int64_t g = 0; g < rows / per; ++g)
+    const IntRowGroups G = int_row_groups(bits);
+    for (int64_t g = 0; g < rows / G.rows; ++g)
         for (int64_t c = 0; c < cols; ++c) {
             uint32_t acc = 0;
-            for (int64_t j = 0; j < per; ++j) acc |= (codes[(g * per + j) * cols + c] & mask) << (bits * j);
-            for (int64_t k = 0; k < bytes_per_group; ++k)
-                out[(g * bytes_per_group + k) * cols + c] = static_cast<uint8_t>(acc >> (8 * k));
+            for (int64_t j = 0; j < G.rows; ++j) acc |= (codes[(g * G.rows + j) * cols + c] & G.mask) << (bits * j);
+            for (int64_t k = 0; k < G.bytes; ++k)
+                out[(g * G.bytes + k) * cols + c] = static_cast<uint8_t>(acc >> (8 * k));
         }
 }
 
@@ -85,18 +100,16 @@ void unpack_int_rows(const uint8_t* packed, int64_t rows, int64_t cols, int bits
         std::memcpy(codes, packed, static_cast<size_t>(rows * cols));
         return;
     }
-    const uint32_t mask = (1u << bits) - 1u;
-    const int64_t per = int_rows_per_group(bits);
-    const int64_t bytes_per_group = bits == 3 ? 3 : 1;
-    for (int64_t g = 0; g < rows / per; ++g)
+    const IntRowGroups G = int_row_groups(bits);
+    for (int64_t g = 0; g < rows / G.rows; ++g)
         for (int64_t c = 0; c < cols; ++c) {
             uint32_t acc = 0;
-            for (int64_t k = 0; k < bytes_per_group; ++k)
-                acc |= static_cast<uint32_t>(packed[(g * bytes_per_group + k) * cols + c]) << (8 * k);
-            for (int64_t j = 0; j < per; ++j) {
-                uint32_t v = (acc >> (bits * j)) & mask;
-                if (sign_extend && (v >> (bits - 1))) v |= ~mask;
-                codes[(g * per + j) * cols + c] = static_cast<uint8_t>(v);
+            for (int64_t k = 0; k < G.bytes; ++k)
+                acc |= static_cast<uint32_t>(packed[(g * G.bytes + k) * cols + c]) << (8 * k);
+            for (int64_t j = 0; j < G.rows; ++j) {
+                uint32_t v = (acc >> (bits * j)) & G.mask;
+                if (sign_extend && (v >> (bits - 1))) v |= ~G.mask;
+                codes[(g * G.rows + j) * cols + c] = static_cast<uint8_t>(v);
             }
         }
 }

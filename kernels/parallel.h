@@ -20,6 +20,22 @@ inline int worker_threads() {
 #endif
 }
 
+// Calls body(t, begin, end) for t < threads, one thread each, on contiguous chunks covering
+// [0, n) whose sizes are multiples of `align` (a chunk past the end is skipped).
+template <class Body>
+void parallel_chunks(int threads, int64_t n, int64_t align, const Body& body) {
+    int64_t chunk = (n + threads - 1) / threads;
+    chunk = (chunk + align - 1) / align * align;
+#if defined(_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+    for (int t = 0; t < threads; ++t) {
+        const int64_t b = std::min<int64_t>(n, t * chunk);
+        const int64_t e = std::min<int64_t>(n, b + chunk);
+        if (b < e) body(t, b, e);
+    }
+}
+
 // Calls body(begin, end) on disjoint sub-ranges covering [0, n). `grain` is the smallest range
 // worth a thread of its own; each thread gets one contiguous range (best for streaming memory).
 // `align` keeps range boundaries on multiples of it (e.g. whole blocks).
@@ -31,16 +47,7 @@ void parallel_ranges(int64_t n, int64_t grain, int64_t align, const Body& body) 
         body(int64_t{0}, n);
         return;
     }
-    int64_t chunk = (n + threads - 1) / threads;
-    chunk = (chunk + align - 1) / align * align;
-#if defined(_OPENMP)
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-#endif
-    for (int t = 0; t < threads; ++t) {
-        const int64_t b = std::min<int64_t>(n, t * chunk);
-        const int64_t e = std::min<int64_t>(n, b + chunk);
-        if (b < e) body(b, e);
-    }
+    parallel_chunks(threads, n, align, [&](int, int64_t b, int64_t e) { body(b, e); });
 }
 
 }  // namespace ql::kernels

@@ -6,8 +6,13 @@
 #include <cstdint>
 #include <cstring>
 
+// QL_HD marks the format logic that the CPU and CUDA kernels share. On the host it is forced
+// inline: the CPU kernels are compiled twice (QL_CPU_CLONES, cpu_dispatch.h), and a helper that
+// stays a separate function is compiled once, for the baseline target, outside the AVX2 clone.
 #if defined(__CUDACC__)
 #define QL_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define QL_HD inline __attribute__((always_inline))
 #else
 #define QL_HD inline
 #endif

@@ -12,7 +12,7 @@
 // and a second (cached) read of the block.
 //
 // Op interface for the block drivers:
-//   using Stat = ...;          // Stat{} is the identity; add(float); team_reduce<TEAM>()
+//   using Stat = ...;          // kernels/magnitude_bits.h: Stat{} is the identity; add(float)
 //   using Block = ...;         // what the elements need: scale, denominator, ...
 //   Block block(const Stat&, int64_t b, int64_t len, bool leader) const;  // leader writes the
 //                                                                         // block's own outputs
@@ -30,56 +30,18 @@
 namespace ql::kernels::cuda::detail {
 
 // ---- Block statistics -------------------------------------------------------------------------
+// FiniteAbsmax, AnyAbsmax and FiniteRange (kernels/magnitude_bits.h) combined over TEAM lanes.
 
-// max |x| over finite x, as bits (non-negative floats order like their bit patterns).
-struct FiniteAbsmax {
-    uint32_t m = 0;
-    QL_HD void add(float v) {
-        const uint32_t a = finite_magnitude_bits(v);
-        m = a > m ? a : m;
-    }
-    template <int TEAM>
-    __device__ __forceinline__ void team_reduce() {
-        m = team_max_u32<TEAM>(m);
-    }
-    QL_HD void merge(const FiniteAbsmax& o) { m = o.m > m ? o.m : m; }
-    QL_HD float value() const { return bits_float(m); }
-};
+template <int TEAM, bool FINITE>
+__device__ __forceinline__ void team_reduce(MaxMagnitude<FINITE>& s) {
+    s.m = team_max<TEAM>(s.m);
+}
 
-// max |x| including NaN/Inf (bits >= Inf mark a non-finite block): the MX statistic.
-struct AnyAbsmax {
-    uint32_t m = 0;
-    QL_HD void add(float v) {
-        const uint32_t a = magnitude_bits(v);
-        m = a > m ? a : m;
-    }
-    template <int TEAM>
-    __device__ __forceinline__ void team_reduce() {
-        m = team_max_u32<TEAM>(m);
-    }
-    QL_HD float value() const { return bits_float(m); }
-};
-
-// min(0, finite x) and max(0, finite x) as sortable keys (key of 0.0f is 0).
-struct FiniteRange {
-    int32_t lo = 0, hi = 0;
-    QL_HD void add(float v) {
-        const int32_t k = sortable_key(finite_or_zero(v));
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-    }
-    template <int TEAM>
-    __device__ __forceinline__ void team_reduce() {
-        lo = team_min_i32<TEAM>(lo);
-        hi = team_max_i32<TEAM>(hi);
-    }
-    QL_HD void merge(const FiniteRange& o) {
-        lo = o.lo < lo ? o.lo : lo;
-        hi = o.hi > hi ? o.hi : hi;
-    }
-    QL_HD float min_value() const { return from_sortable_key(lo); }
-    QL_HD float max_value() const { return from_sortable_key(hi); }
-};
+template <int TEAM>
+__device__ __forceinline__ void team_reduce(FiniteRange& s) {
+    s.lo = team_min<TEAM>(s.lo);
+    s.hi = team_max<TEAM>(s.hi);
+}
 
 // ---- Geometry of a RowBlocks buffer ------------------------------------------------------------
 
@@ -146,7 +108,7 @@ __global__ void __launch_bounds__(kThreads) vec_blocks_kernel(Op op, const float
                 st.add(v[s][k].z);
                 st.add(v[s][k].w);
             }
-            st.template team_reduce<T::kTeam>();
+            team_reduce<T::kTeam>(st);
             if (b < nblocks) {
                 const typename Op::Block blk = op.block(st, b, B, lane == 0);
 #pragma unroll
@@ -170,7 +132,7 @@ __global__ void __launch_bounds__(kThreads) generic_blocks_kernel(Op op, const f
         if (b < b_end) g.locate(b, &off, &len);
         typename Op::Stat st{};
         for (int64_t k = lane; k < len; k += TEAM) st.add(x[off + k]);
-        st.template team_reduce<TEAM>();
+        team_reduce<TEAM>(st);
         if (b < b_end) {
             const typename Op::Block blk = op.block(st, b, len, lane == 0);
             for (int64_t k = lane; k < len; k += TEAM) op.element(off + k, x[off + k], blk);

@@ -39,7 +39,7 @@ template <class Stat, class Sink>
 QL_DEV void cta_commit(Stat s, int64_t c, const Sink& sink) {
     __shared__ uint64_t storage[(sizeof(Stat) * (kThreads / 32) + 7) / 8];  // 8-byte aligned
     Stat* part = reinterpret_cast<Stat*>(storage);
-    s.template team_reduce<32>();
+    team_reduce<32>(s);
     const int warp = static_cast<int>(threadIdx.x) / 32;
     if (threadIdx.x % 32 == 0) part[warp] = s;
     __syncthreads();

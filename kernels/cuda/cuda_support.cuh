@@ -81,31 +81,21 @@ private:
 
 // ---- Team reductions: TEAM consecutive lanes (a power of two dividing 32) combine values with
 // butterfly shuffles; every lane of the warp must call them (the kernels' loops are uniform).
-template <int TEAM>
-__device__ __forceinline__ uint32_t team_max_u32(uint32_t v) {
+template <int TEAM, class T>
+__device__ __forceinline__ T team_max(T v) {
 #pragma unroll
     for (int o = TEAM / 2; o > 0; o /= 2) {
-        const uint32_t w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+        const T w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
         v = w > v ? w : v;
     }
     return v;
 }
 
-template <int TEAM>
-__device__ __forceinline__ int32_t team_max_i32(int32_t v) {
+template <int TEAM, class T>
+__device__ __forceinline__ T team_min(T v) {
 #pragma unroll
     for (int o = TEAM / 2; o > 0; o /= 2) {
-        const int32_t w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
-        v = w > v ? w : v;
-    }
-    return v;
-}
-
-template <int TEAM>
-__device__ __forceinline__ int32_t team_min_i32(int32_t v) {
-#pragma unroll
-    for (int o = TEAM / 2; o > 0; o /= 2) {
-        const int32_t w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+        const T w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
         v = w < v ? w : v;
     }
     return v;

@@ -1,103 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Integer quantization on the device: the arithmetic of kernels/integer_quant.cpp, operation for
-// operation (IntStep and int_params_for_range are transcribed here as device functions).
+// Integer quantization on the device with the CPU kernels' quantizer (kernels/integer_step.h).
 #include <type_traits>
 
 #include "kernels/cuda/block_drivers.cuh"
 #include "kernels/cuda_kernels.h"
+#include "kernels/integer_step.h"
 
 namespace ql::kernels::cuda {
 namespace {
 
 using namespace detail;
 
-// integer_quant.cpp int_params_for_range.
-QL_HD IntParams params_for_range(float lo, float hi, IntFormat f) {
-    IntParams p;
-    if (!f.asymmetric) {
-        const float amax = -lo > hi ? -lo : hi;
-        p.scale = amax / static_cast<float>((1 << (f.bits - 1)) - 1);
-        return p;
-    }
-    const float levels = static_cast<float>((1 << f.bits) - 1);
-    const float mn = lo < 0.0f ? lo : 0.0f;
-    const float mx = hi > 0.0f ? hi : 0.0f;
-    float scale = (mx - mn) / levels;
-    const float tiny = 1.17549435e-38f;  // 2^-126
-    scale = scale < tiny ? tiny : scale;
-    float zp = -rne_small(mn / scale);  // mn / scale in [-levels, 0]
-    zp = zp < 0.0f ? 0.0f : (zp > levels ? levels : zp);
-    p.scale = scale;
-    p.zero_point = zp + 0.0f;  // no -0.0
-    return p;
-}
-
-// integer_quant.cpp IntStep (branch-free element functions, selects only).
-struct IntStep {
-    float scale;
-    float inv_scale;
-    float zp;
-    float lo, hi;
-    bool asym;
-
-    QL_HD static IntStep make(const IntParams& p, IntFormat f) {
-        IntStep s{};
-        s.scale = p.scale;
-        s.asym = f.asymmetric;
-        s.zp = f.asymmetric ? p.zero_point : 0.0f;
-        if (f.asymmetric) {
-            s.lo = 0.0f;
-            s.hi = static_cast<float>((1 << f.bits) - 1);
-            s.inv_scale = 1.0f / p.scale;
-        } else {
-            s.hi = static_cast<float>((1 << (f.bits - 1)) - 1);
-            s.lo = -s.hi;
-            s.inv_scale = 0.0f;
-        }
-        return s;
-    }
-
-    // The integer code as a float (exact) for finite or infinite x; NaN for NaN x.
-    template <bool ASYM>
-    QL_HD float code(float x) const {
-        if (ASYM) {
-            float t = x * inv_scale;
-            const float a = lo - zp - 1.0f, b = hi - zp + 1.0f;
-            t = t < a ? a : (t > b ? b : t);
-            const float q = rne_small(t) + zp;
-            return q < lo ? lo : (q > hi ? hi : q);
-        }
-        float t = x / scale;  // +-Inf or NaN when scale == 0: replaced below
-        t = t < lo - 1.0f ? lo - 1.0f : (t > hi + 1.0f ? hi + 1.0f : t);
-        const float q = rne_small(t);
-        const float c = q < lo ? lo : (q > hi ? hi : q);
-        return scale == 0.0f ? 0.0f : c;
-    }
-
-    template <bool ASYM>
-    QL_HD float fake(float x) const {
-        const float v = (code<ASYM>(x) - zp) * scale;
-        return is_nan_bits(x) ? x : v;
-    }
-
-    QL_HD float fake(float x) const { return asym ? fake<true>(x) : fake<false>(x); }
-
-    QL_HD uint8_t encode(float x) const {
-        if (is_nan_bits(x)) return static_cast<uint8_t>(static_cast<int>(zp));
-        return static_cast<uint8_t>(static_cast<int>(asym ? code<true>(x) : code<false>(x)));
-    }
-
-    QL_HD float decode(uint8_t c) const {
-        const float q = asym ? static_cast<float>(c) : static_cast<float>(static_cast<int8_t>(c));
-        return (q - zp) * scale;
-    }
-};
-
 __global__ void __launch_bounds__(kThreads)
     params_kernel(const float* lo, const float* hi, int64_t n, IntFormat f, IntParams* params) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * kThreads)
-        params[i] = params_for_range(lo ? lo[i] : -hi[i], hi[i], f);
+        params[i] = IntStep::params_for_range(lo ? lo[i] : -hi[i], hi[i], f);
 }
 
 // ---- Per tensor / per channel: element-wise with the channel's step -------------------------
@@ -132,27 +50,16 @@ struct DecodeOp {  // per channel or per group: params indexed by the geometry
     QL_HD float apply(uint8_t c, const IntStep& s) const { return s.decode(c); }
 };
 
-// ---- Per group: statistics inside the pass (integer_quant.cpp group_params) -------------------
-
-template <bool Asym>
-using GroupStat = std::conditional_t<Asym, FiniteRange, FiniteAbsmax>;
-
-template <bool Asym>
-QL_HD IntParams group_params(const GroupStat<Asym>& st, IntFormat f) {
-    if constexpr (Asym)
-        return params_for_range(st.min_value(), st.max_value(), f);
-    else
-        return params_for_range(-st.value(), st.value(), f);
-}
+// ---- Per group: statistics inside the pass ---------------------------------------------------
 
 template <bool Asym>
 struct GroupFakeOp {
     float* y;
     IntFormat f;
-    using Stat = GroupStat<Asym>;
+    using Stat = IntGroupStatistic<Asym>;
     using Block = IntStep;
     QL_HD IntStep block(const Stat& st, int64_t, int64_t, bool) const {
-        return IntStep::make(group_params<Asym>(st, f), f);
+        return IntStep::make(IntStep::params_for(st, f), f);
     }
     QL_HD void elements4(int64_t i, float4 v, const IntStep& s) const {
         *reinterpret_cast<float4*>(y + i) = make_float4(s.template fake<Asym>(v.x), s.template fake<Asym>(v.y),
@@ -166,10 +73,10 @@ struct GroupEncodeOp {
     uint8_t* codes;
     IntParams* params;
     IntFormat f;
-    using Stat = GroupStat<Asym>;
+    using Stat = IntGroupStatistic<Asym>;
     using Block = IntStep;
     QL_HD IntStep block(const Stat& st, int64_t b, int64_t, bool leader) const {
-        const IntParams p = group_params<Asym>(st, f);
+        const IntParams p = IntStep::params_for(st, f);
         if (leader) params[b] = p;
         return IntStep::make(p, f);
     }

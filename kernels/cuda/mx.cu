@@ -1,52 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// OCP Microscaling on the device: the arithmetic of kernels/mx.cpp, operation for operation.
+// OCP Microscaling on the device with the CPU kernels' element types and block scaling
+// (kernels/mx_element.h).
 #include "kernels/cuda/block_drivers.cuh"
 #include "kernels/cuda_kernels.h"
-#include "kernels/microscaling.h"
-#include "kernels/minifloat.h"
+#include "kernels/mx_element.h"
 
 namespace ql::kernels::cuda {
 namespace {
 
 using namespace detail;
-
-// mx.cpp FloatElement / Int8Element, device-callable.
-template <class F>
-struct FloatElement {
-    static constexpr int emax = F::emax;
-    QL_HD static float round(float v) { return copy_sign_of(round_to_grid<F>(abs_bits(v)), v); }
-    QL_HD static uint8_t encode(float v) { return static_cast<uint8_t>(encode_element<F>(v)); }
-    QL_HD static float decode(uint8_t c) { return decode_element<F>(c); }
-    QL_HD static uint8_t nan_code() { return static_cast<uint8_t>(F::nan_code); }
-};
-
-struct Int8Element {
-    static constexpr int emax = 0;
-    QL_HD static float clamped_steps(float v) {
-        float k = rne_small(v * 64.0f);  // |v| < 4 here, so |64 v| < 2^23
-        k = k > 127.0f ? 127.0f : k;
-        k = k < -127.0f ? -127.0f : k;
-        return k;
-    }
-    QL_HD static float round(float v) { return clamped_steps(v) * 0.015625f; }
-    QL_HD static uint8_t encode(float v) {
-        return static_cast<uint8_t>(static_cast<int8_t>(static_cast<int>(clamped_steps(v))));
-    }
-    QL_HD static float decode(uint8_t c) { return static_cast<float>(static_cast<int8_t>(c)) * 0.015625f; }
-    QL_HD static uint8_t nan_code() { return 0; }
-};
-
-template <class El>
-QL_HD uint8_t scale_byte(float block_amax, MxScaleRule rule, float inv_max) {
-    return rule == MxScaleRule::Floor ? e8m0_floor(block_amax, El::emax) : e8m0_round_up(block_amax, inv_max);
-}
-
-struct MxBlock {
-    float rcp, scale;
-    bool nan;
-};
-
-QL_HD MxBlock mx_block(uint8_t byte) { return {e8m0_reciprocal(byte), e8m0_to_float(byte), byte == kE8m0Nan}; }
 
 template <class El>
 struct FakeOp {
@@ -54,17 +16,15 @@ struct FakeOp {
     MxScaleRule rule;
     float inv_max;
     using Stat = AnyAbsmax;
-    using Block = MxBlock;
-    QL_HD MxBlock block(const Stat& st, int64_t, int64_t, bool) const {
-        return mx_block(scale_byte<El>(st.value(), rule, inv_max));
+    using Block = MxBlockScale;
+    QL_HD MxBlockScale block(const Stat& st, int64_t, int64_t, bool) const {
+        return mx_block_scale(mx_scale_byte<El>(st.value(), rule, inv_max));
     }
-    QL_HD static float fake(float v, const MxBlock& k) {
-        return k.nan ? bits_float(0x7FC00000u) : El::round(v * k.rcp) * k.scale;
+    QL_HD void elements4(int64_t i, float4 v, const MxBlockScale& k) const {
+        *reinterpret_cast<float4*>(y + i) = make_float4(mx_fake_element<El>(v.x, k), mx_fake_element<El>(v.y, k),
+                                                        mx_fake_element<El>(v.z, k), mx_fake_element<El>(v.w, k));
     }
-    QL_HD void elements4(int64_t i, float4 v, const MxBlock& k) const {
-        *reinterpret_cast<float4*>(y + i) = make_float4(fake(v.x, k), fake(v.y, k), fake(v.z, k), fake(v.w, k));
-    }
-    QL_HD void element(int64_t i, float v, const MxBlock& k) const { y[i] = fake(v, k); }
+    QL_HD void element(int64_t i, float v, const MxBlockScale& k) const { y[i] = mx_fake_element<El>(v, k); }
 };
 
 template <class El>
@@ -74,17 +34,17 @@ struct EncodeOp {
     MxScaleRule rule;
     float inv_max;
     using Stat = AnyAbsmax;
-    using Block = MxBlock;
-    QL_HD MxBlock block(const Stat& st, int64_t b, int64_t, bool leader) const {
-        const uint8_t byte = scale_byte<El>(st.value(), rule, inv_max);
+    using Block = MxBlockScale;
+    QL_HD MxBlockScale block(const Stat& st, int64_t b, int64_t, bool leader) const {
+        const uint8_t byte = mx_scale_byte<El>(st.value(), rule, inv_max);
         if (leader) scales[b] = byte;
-        return mx_block(byte);
+        return mx_block_scale(byte);
     }
-    QL_HD static uint8_t code(float v, const MxBlock& k) { return k.nan ? El::nan_code() : El::encode(v * k.rcp); }
-    QL_HD void elements4(int64_t i, float4 v, const MxBlock& k) const {
-        *reinterpret_cast<uchar4*>(codes + i) = make_uchar4(code(v.x, k), code(v.y, k), code(v.z, k), code(v.w, k));
+    QL_HD void elements4(int64_t i, float4 v, const MxBlockScale& k) const {
+        *reinterpret_cast<uchar4*>(codes + i) = make_uchar4(mx_code_element<El>(v.x, k), mx_code_element<El>(v.y, k),
+                                                            mx_code_element<El>(v.z, k), mx_code_element<El>(v.w, k));
     }
-    QL_HD void element(int64_t i, float v, const MxBlock& k) const { codes[i] = code(v, k); }
+    QL_HD void element(int64_t i, float v, const MxBlockScale& k) const { codes[i] = mx_code_element<El>(v, k); }
 };
 
 template <class El>
@@ -94,24 +54,13 @@ struct DecodeOp {
     using Out = float;
     using Param = float;
     QL_HD float param(int64_t b) const { return e8m0_to_float(scales[b]); }
-    QL_HD float apply(uint8_t c, float scale) const { return El::decode(c) * scale; }
+    QL_HD float apply(uint8_t c, float scale) const { return mx_decode_element<El>(c, scale); }
 };
 
 template <class Visitor>
 void with_element(MxElement e, const Visitor& v) {
-    switch (e) {
-        case MxElement::E4M3: v(FloatElement<E4M3>{}); return;
-        case MxElement::E5M2: v(FloatElement<E5M2>{}); return;
-        case MxElement::E3M2: v(FloatElement<E3M2>{}); return;
-        case MxElement::E2M3: v(FloatElement<E2M3>{}); return;
-        case MxElement::E2M1: v(FloatElement<E2M1>{}); return;
-        case MxElement::Int8: v(Int8Element{}); return;
-    }
-    invalid("unknown MX element type");
+    if (!visit_mx_element(e, v)) invalid("unknown MX element type");
 }
-
-// mx.cpp computes 1 / max_element on the host in float32; so do we.
-float inverse_max(MxElement e) { return 1.0f / ql::kernels::mx_max_element(e); }
 
 void require_block(const RowBlocks& L) {
     if (L.block <= 0) invalid("MX block size must be positive");
@@ -123,7 +72,8 @@ void mx_fake_quant(const float* x, float* y, const RowBlocks& L, MxElement e, Mx
     require_block(L);
     with_element(e, [&](auto el) {
         using El = decltype(el);
-        run_blocks<kMxBlock, 32>("mx_fake_quant", FakeOp<El>{y, rule, inverse_max(e)}, x, L, aligned(y, 16), stream);
+        run_blocks<kMxBlock, 32>("mx_fake_quant", FakeOp<El>{y, rule, mx_inverse_max<El>()}, x, L, aligned(y, 16),
+                                 stream);
     });
 }
 
@@ -132,7 +82,7 @@ void mx_encode(const float* x, const RowBlocks& L, MxElement e, MxScaleRule rule
     require_block(L);
     with_element(e, [&](auto el) {
         using El = decltype(el);
-        run_blocks<kMxBlock, 32>("mx_encode", EncodeOp<El>{codes, scales, rule, inverse_max(e)}, x, L,
+        run_blocks<kMxBlock, 32>("mx_encode", EncodeOp<El>{codes, scales, rule, mx_inverse_max<El>()}, x, L,
                                  aligned(codes, 4), stream);
     });
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// NF4 on the device: the arithmetic of kernels/nf4.cpp, operation for operation. The codebook
-// thresholds and the dynamic map are the CPU's host tables, copied once per device. Double
-// quantization of the absmax vector (one float per 64 elements) runs on the host with the CPU
-// function: it is tiny, and its ATen-order mean is inherently sequential.
+// NF4 on the device with the CPU kernels' scaling and rounding (kernels/nf4_rounding.h). The
+// codebook thresholds and the dynamic map are the CPU's host tables, copied once per device.
+// Double quantization of the absmax vector (one float per 64 elements) runs on the host with the
+// CPU function: it is tiny, and its ATen-order mean is inherently sequential.
 #include <vector>
 
 #include "kernels/cuda/block_drivers.cuh"
 #include "kernels/cuda_kernels.h"
+#include "kernels/nf4_rounding.h"
 
 namespace ql::kernels::cuda {
 namespace {
@@ -31,59 +32,21 @@ void upload_tables() {
     });
 }
 
-// nf4.cpp Nf4Rounder: the code counts thresholds below s; the value is selected alongside.
-QL_DEV int nf4_code(float s) {
-    int c = 0;
-#pragma unroll
-    for (int i = 0; i < 15; ++i) c += s > c_thresholds[i] ? 1 : 0;
-    return c;
-}
-
-QL_DEV float nf4_value(float s) {
-    float v = c_codebook[0];
-#pragma unroll
-    for (int i = 0; i < 15; ++i) v = s > c_thresholds[i] ? c_codebook[i + 1] : v;
-    return v;
-}
-
-QL_HD float scale_inverse(float absmax) {
-    const float floor_value = 1e-38f;
-    return 1.0f / (absmax > floor_value ? absmax : floor_value);
-}
-
-QL_HD float tail_absmax(float am) { return am > 1e-38f ? am : 1e-38f; }
-
-QL_HD float clamp_unit(float s) { return s < -1.0f ? -1.0f : (s > 1.0f ? 1.0f : s); }
-
-// A full block multiplies by 1 / max(absmax, 1e-38); bitsandbytes treats a short last block
-// apart: it divides by the clamped absmax, and stores that clamped absmax.
-struct Nf4Block {
-    float absmax;  // stored and multiplied back: the block absmax, clamped for a short block
-    float inv;     // full blocks
-    bool tail;
-    QL_HD float scaled(float v) const { return clamp_unit(tail ? v / absmax : v * inv); }
-};
-
-QL_HD Nf4Block nf4_block(float am, int64_t len, int64_t block) {
-    if (len < block) return {tail_absmax(am), 0.0f, true};
-    return {am, scale_inverse(am), false};
-}
-
 struct FakeOp {
     float* y;
     int64_t block_size;
     using Stat = FiniteAbsmax;
-    using Block = Nf4Block;
-    QL_DEV Nf4Block block_of(const Stat& st, int64_t len) const { return nf4_block(st.value(), len, block_size); }
-    QL_DEV static float fake(float v, const Nf4Block& k) {
-        const float q = nf4_value(k.scaled(v)) * k.absmax;
-        return is_nan_bits(v) ? v : q;
+    using Block = BlockwiseScale;
+    QL_DEV static float fake(float v, const BlockwiseScale& k) {
+        return nf4_fake_element(v, k, c_thresholds, c_codebook);
     }
-    QL_DEV Nf4Block block(const Stat& st, int64_t, int64_t len, bool) const { return block_of(st, len); }
-    QL_DEV void elements4(int64_t i, float4 v, const Nf4Block& k) const {
+    QL_DEV BlockwiseScale block(const Stat& st, int64_t, int64_t len, bool) const {
+        return blockwise_scale(st.value(), len < block_size);
+    }
+    QL_DEV void elements4(int64_t i, float4 v, const BlockwiseScale& k) const {
         *reinterpret_cast<float4*>(y + i) = make_float4(fake(v.x, k), fake(v.y, k), fake(v.z, k), fake(v.w, k));
     }
-    QL_DEV void element(int64_t i, float v, const Nf4Block& k) const { y[i] = fake(v, k); }
+    QL_DEV void element(int64_t i, float v, const BlockwiseScale& k) const { y[i] = fake(v, k); }
 };
 
 struct EncodeOp {
@@ -91,18 +54,17 @@ struct EncodeOp {
     float* absmax;
     int64_t block_size;
     using Stat = FiniteAbsmax;
-    using Block = Nf4Block;
-    QL_DEV Nf4Block block_of(const Stat& st, int64_t len) const { return nf4_block(st.value(), len, block_size); }
-    QL_DEV static uint8_t code(float v, const Nf4Block& k) { return static_cast<uint8_t>(nf4_code(k.scaled(v))); }
-    QL_DEV Nf4Block block(const Stat& st, int64_t b, int64_t len, bool leader) const {
-        const Nf4Block k = block_of(st, len);
+    using Block = BlockwiseScale;
+    QL_DEV static uint8_t code(float v, const BlockwiseScale& k) { return nf4_code_element(v, k, c_thresholds); }
+    QL_DEV BlockwiseScale block(const Stat& st, int64_t b, int64_t len, bool leader) const {
+        const BlockwiseScale k = blockwise_scale(st.value(), len < block_size);
         if (leader) absmax[b] = k.absmax;
         return k;
     }
-    QL_DEV void elements4(int64_t i, float4 v, const Nf4Block& k) const {
+    QL_DEV void elements4(int64_t i, float4 v, const BlockwiseScale& k) const {
         *reinterpret_cast<uchar4*>(codes + i) = make_uchar4(code(v.x, k), code(v.y, k), code(v.z, k), code(v.w, k));
     }
-    QL_DEV void element(int64_t i, float v, const Nf4Block& k) const { codes[i] = code(v, k); }
+    QL_DEV void element(int64_t i, float v, const BlockwiseScale& k) const { codes[i] = code(v, k); }
 };
 
 struct DecodeOp {
@@ -111,7 +73,7 @@ struct DecodeOp {
     using Out = float;
     using Param = float;
     QL_DEV float param(int64_t b) const { return absmax[b]; }
-    QL_DEV float apply(uint8_t c, float am) const { return g_codebook[c & 15u] * am; }
+    QL_DEV float apply(uint8_t c, float am) const { return nf4_decode_element(c, am, g_codebook); }
 };
 
 // nf4.cpp nf4_fake_quant_double's decode followed by its NaN restore, in one pass.
@@ -121,17 +83,16 @@ __global__ void __launch_bounds__(kThreads) decode_keep_nan_kernel(const float* 
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * kThreads) {
         const float v = x[i];
-        const float d = g_codebook[codes[i] & 15u] * absmax[i / block];
+        const float d = nf4_decode_element(codes[i], absmax[i / block], g_codebook);
         y[i] = is_nan_bits(v) ? v : d;
     }
 }
 
-// nf4.cpp nf4_double_dequant.
 __global__ void __launch_bounds__(kThreads) double_dequant_kernel(const uint8_t* codes8, const float* absmax2,
                                                                   float offset, int64_t nblocks, float* out) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < nblocks;
          i += static_cast<int64_t>(gridDim.x) * kThreads)
-        out[i] = g_dynamic_map[codes8[i]] * absmax2[i / kNf4DoubleQuantBlock] + offset;
+        out[i] = dynamic_map_decode(codes8[i], absmax2[i / kNf4DoubleQuantBlock], offset, g_dynamic_map);
 }
 
 void require_block(int64_t block) {

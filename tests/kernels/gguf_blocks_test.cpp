@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cmath>
+#include <limits>
 
 #include "kernels/gguf_blocks.h"
 #include "kernels/reference/reference_formats.h"
@@ -94,6 +95,35 @@ TEST(GgufBlocks, UnpackGivesCodesAndScales) {
             }
             ASSERT_EQ(v, dec[i]) << t.name << " " << i;
         }
+    }
+}
+
+TEST(GgufBlocks, NonFiniteElementsGetTheDocumentedCodes) {
+    // Block 0: +-Inf among zeros (scale 0; ggml computes Inf * 0 = NaN and casts it to an integer,
+    // on x86 INT_MIN, whose code bits are 0; MXFP4 saturates). Block 1: a NaN among finite values
+    // (the zero code; Q4_1: code 0).
+    std::vector<float> x(64, 0.0f);
+    x[5] = std::numeric_limits<float>::infinity();
+    x[20] = -std::numeric_limits<float>::infinity();
+    for (int i = 32; i < 64; ++i) x[i] = static_cast<float>(i - 40) * 0.25f;
+    x[40] = std::numeric_limits<float>::quiet_NaN();
+    struct Expected {
+        GgufType type;
+        int pos_inf, neg_inf, nan;
+    };
+    const Expected cases[] = {{GgufType::Q8_0, 0, 0, 0},
+                              {GgufType::Q4_0, 0, 0, 8},
+                              {GgufType::Q4_1, 0, 0, 0},
+                              {GgufType::Q5_0, 0, 0, 16},
+                              {GgufType::MXFP4, 7, 15, 0}};
+    for (const auto& c : cases) {
+        std::vector<uint8_t> bytes(static_cast<size_t>(2 * gguf_type_size(c.type))), codes(64);
+        std::vector<float> scales(4);
+        gguf_quantize(x.data(), 1, 64, c.type, bytes.data());
+        gguf_unpack(bytes.data(), 2, c.type, codes.data(), scales.data());
+        EXPECT_EQ(codes[5], c.pos_inf) << static_cast<int>(c.type);
+        EXPECT_EQ(codes[20], c.neg_inf) << static_cast<int>(c.type);
+        EXPECT_EQ(codes[40], c.nan) << static_cast<int>(c.type);
     }
 }
 
