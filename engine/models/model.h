@@ -1,6 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A model: its config, its parameters under HF names, and a forward pass built from ATen
 // operators (so autograd works for QAT/QAD without the LibTorch C++ frontend's heavy headers).
+//
+// Names: a model reports the names of the HF class QuantLab mirrors — GPT2LMHeadModel
+// ("transformer.h.0.attn.c_attn", "lm_head"), LlamaForCausalLM / MistralForCausalLM /
+// Qwen2ForCausalLM ("model.layers.0.self_attn.q_proj", "lm_head"), BertModel
+// ("encoder.layer.0.attention.self.query", no "bert." prefix). Checkpoints written by the
+// related classes are accepted too (GPT2Model without "transformer.", BertFor* with "bert.").
+//
+// Tied embeddings (tie_embeddings): lm_head is a LinearLayer of its own (own quantizer hooks)
+// whose weight is the same at::Tensor as the input embedding's; the parameter is listed once,
+// under the embedding's name, and checkpoints need not (but may) hold "lm_head.weight", which
+// is then ignored as transformers ignores it.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -8,51 +19,123 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "engine/models/linear_layer.h"
 #include "engine/models/model_config.h"
+#include "engine/models/quantizable_layer.h"
+#include "engine/models/transformer_ops.h"
 
 namespace ql {
 
 class Model {
 public:
     virtual ~Model() = default;
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
 
     const ModelConfig& config() const { return config_; }
 
     // Decoders: input_ids [B, T] int64 -> logits [B, T, vocab] float32 (causal, full sequence,
-    // no KV cache). BERT: -> last hidden state [B, T, hidden] (use mean_pool for embeddings).
-    // MLP / CNN: inputs [B, features] / [B, C, H, W] float32 -> logits [B, classes].
+    // no KV cache). BERT: -> last hidden state [B, T, hidden] with every token attended and
+    // token type 0 (BertModel::encode takes a mask and types; mean_pool for embeddings).
+    // MLP: inputs [B, input_size] float32 -> logits [B, classes]; CNN: [B, C, S, S] -> [B, classes].
+    // Bad inputs (dtype, shape, ids out of range, too long) throw UserError.
     virtual at::Tensor forward(const at::Tensor& inputs) = 0;
 
     // Every parameter under its HF state-dict name ("model.layers.0.self_attn.q_proj.weight"),
-    // as the model uses it (Conv1D weights already transposed to [out, in]).
-    virtual std::vector<std::pair<std::string, at::Tensor>> named_parameters() = 0;
+    // as the model uses it (GPT-2 Conv1D weights already [out, in]); tied weights once. The
+    // tensors are the model's own (shared storage, no copies).
+    std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 
-    // The quantizable Linear layers, by HF module name, in forward order.
-    virtual std::vector<LinearLayer*> linear_layers() = 0;
+    // The parameters as an HF checkpoint of this model holds them: same names, GPT-2 Conv1D
+    // weights as [in, out] (contiguous copies), tied lm_head omitted. What an export writes.
+    std::vector<std::pair<std::string, at::Tensor>> file_state() const;
+
+    // The quantizable layers (Linear, Conv2d, Embedding), by HF module name, in forward order.
+    // Pointers stay valid for the model's lifetime.
+    const std::vector<QuantizableLayer*>& quantizable_layers() const { return layers_; }
+    std::vector<LinearLayer*> linear_layers() const;
+    std::vector<Conv2dLayer*> conv_layers() const;
+    std::vector<EmbeddingLayer*> embedding_layers() const;
+    QuantizableLayer* find_layer(const std::string& name) const;  // nullptr when absent
 
     // Parameter count (tied weights once).
-    int64_t parameter_count();
+    int64_t parameter_count() const;
+
+    // requires_grad on every parameter (QAT / QAD training).
+    void set_requires_grad(bool requires_grad);
+
+    // Checkpoint name handling (load_state): the model's name for a name found in a file
+    // (prefix variants), and whether an unknown name may be skipped (buffers such as GPT-2's
+    // attn.bias mask, BERT's position_ids and pooler/MLM heads, a tied lm_head).
+    virtual std::string canonical_name(const std::string& file_name) const { return file_name; }
+    virtual bool ignorable(const std::string& canonical_name) const;
+
+    // Fills every parameter with seeded random values (transformers-style: normal(0, 0.02) for
+    // Linear/Embedding weights of transformers, ones/zeros for norms and biases; PyTorch's
+    // default U(+-1/sqrt(fan_in)) for the MLP and CNN). Deterministic for a seed.
+    void initialise(uint64_t seed);
 
 protected:
     explicit Model(ModelConfig config) : config_(std::move(config)) {}
+
+    enum class Init { Normal002, Ones, Zeros, FanInUniform };
+    struct Parameter {
+        std::string name;
+        at::Tensor* tensor = nullptr;
+        Init init = Init::Normal002;
+        int64_t fan_in = 0;
+        bool transposed_in_file = false;
+    };
+
+    // Registration, in forward order; each allocates the tensors (uninitialised) and records
+    // the parameters under "<name>.weight" / "<name>.bias". Members must not move afterwards.
+    void add_linear(LinearLayer& layer, const std::string& name, int64_t in, int64_t out, bool bias,
+                    Init init = Init::Normal002, bool file_layout_in_out = false);
+    void add_tied_linear(LinearLayer& layer, const std::string& name, const EmbeddingLayer& embedding);
+    void add_embedding(EmbeddingLayer& layer, const std::string& name, int64_t count, int64_t dim);
+    void add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, int64_t out, int64_t kernel,
+                  int64_t stride, int64_t padding);
+    void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias);
+
     ModelConfig config_;
+
+private:
+    at::Tensor& add_parameter(at::Tensor& slot, const std::string& name, std::vector<int64_t> shape, Init init,
+                              int64_t fan_in, bool transposed_in_file = false);
+    friend class ModelStateLoader;
+    std::vector<Parameter> parameters_;
+    std::vector<QuantizableLayer*> layers_;
 };
 
 // A model with random weights (seeded, deterministic), e.g. for the built-in models.
+// The config is validated (UserError naming the field).
 std::unique_ptr<Model> create_model(const ModelConfig& config, uint64_t seed);
+// The same with parameters allocated but not initialised: for load_state to fill.
+std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config);
 
-// An HF model folder: config.json + model.safetensors (or a sharded index). Missing or extra
-// tensors and shape mismatches are UserErrors naming the file and tensor.
+// An HF model folder: config.json + model.safetensors (or model.safetensors.index.json and its
+// shards; engine/io/safetensors_checkpoint.h). Weights of any floating dtype (F32, BF16, F16,
+// F64, FP8) become float32 parameters. Missing or extra tensors and shape mismatches are
+// UserErrors naming the file and tensor (load_state).
 std::unique_ptr<Model> load_hf_model(const std::string& folder);
 
-// Replaces parameters from a name -> tensor map (HF names and file layouts, e.g. GPT-2 Conv1D
-// [in, out]); every parameter must be present with the right shape; tied weights may be absent.
-void load_state(Model& model, const std::map<std::string, at::Tensor>& state, const std::string& source_name);
+// What load_state did besides filling every parameter.
+struct LoadReport {
+    std::vector<std::string> ignored;  // file names skipped as buffers / unused heads / tied
+};
 
-// BERT sentence embeddings: mean of hidden states over non-padding tokens.
+// Replaces parameters from a name -> tensor map (HF names and file layouts, e.g. GPT-2 Conv1D
+// [in, out]; any floating dtype, converted to float32); every parameter must be present with
+// the right shape; tied weights may be absent. A name that is neither a parameter nor
+// ignorable, a missing parameter, a shape mismatch, two file names for one parameter, or a
+// non-finite value are UserErrors naming `source_name` and the tensor. All checks run before
+// any parameter is changed.
+LoadReport load_state(Model& model, const std::map<std::string, at::Tensor>& state, const std::string& source_name);
+
+// BERT sentence embeddings (sentence-transformers mean pooling): the mean of hidden [B, T, H]
+// over the tokens whose attention_mask [B, T] is non-zero -> [B, H]; all-padding rows give 0.
 at::Tensor mean_pool(const at::Tensor& hidden, const at::Tensor& attention_mask);
 
 }  // namespace ql

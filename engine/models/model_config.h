@@ -8,45 +8,58 @@
 
 namespace ql {
 
-// Llama 3 style RoPE frequency scaling ("rope_scaling" in config.json); type "" = none.
+// RoPE frequency scaling ("rope_scaling" in older config.json files, "rope_parameters" in those
+// transformers >= 5 writes). type "" = none (HF "default"). Computed exactly as transformers'
+// modeling_rope_utils (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
 struct RopeScaling {
-    std::string type;                 // "", "llama3", "linear"
+    std::string type;                 // "", "linear", "llama3"
     double factor = 1.0;
-    double low_freq_factor = 1.0;
-    double high_freq_factor = 4.0;
-    int64_t original_max_positions = 8192;
+    double low_freq_factor = 1.0;     // llama3 only
+    double high_freq_factor = 4.0;    // llama3 only
+    int64_t original_max_positions = 8192;  // llama3: original_max_position_embeddings
 };
 
 struct ModelConfig {
-    // gpt2 | llama (also mistral without sliding window, TinyLlama, SmolLM) | qwen2 | bert |
-    // mlp | cnn | demo (the built-in decoder: llama-style)
+    // gpt2 | llama (also mistral, TinyLlama, SmolLM, Llama 2/3 and the built-in demo decoder) |
+    // qwen2 | bert | mlp | cnn. The demo decoder is a plain "llama" (so that exports of it load
+    // in transformers and llama.cpp unchanged); `name` says it is the demo.
     std::string architecture;
-    std::string model_type;          // as written in config.json
+    std::string model_type;          // as written in config.json ("mistral", "llama", ...)
+    std::string name;                // display name: "quantlab-demo", "quantlab-mlp", ... or ""
     int64_t vocab_size = 0;
-    int64_t hidden_size = 0;
-    int64_t num_layers = 0;
+    int64_t hidden_size = 0;         // MLP: hidden width; CNN: conv1 channels (conv2 has 2x)
+    int64_t num_layers = 0;          // MLP: hidden layers (fc1..fcN, then the classifier)
     int64_t num_heads = 0;
     int64_t num_kv_heads = 0;        // grouped-query attention; = num_heads when absent
     int64_t head_dim = 0;            // hidden_size / num_heads unless config.json says otherwise
     int64_t intermediate_size = 0;
-    int64_t max_positions = 0;
+    int64_t max_positions = 0;       // learned position tables (GPT-2, BERT); RoPE: informative
     double norm_eps = 1e-5;          // layer_norm_epsilon / rms_norm_eps / layer_norm_eps
     double rope_theta = 10000.0;
     RopeScaling rope_scaling;
-    bool tie_embeddings = false;
-    bool attention_bias = false;     // q/k/v biases (Qwen2, GPT-2, BERT)
-    std::string activation;          // gelu_new (GPT-2), silu (Llama SwiGLU), gelu (BERT)
+    int64_t sliding_window = 0;      // Mistral: key j is visible from query i iff i-w < j <= i; 0 = off
+    bool tie_embeddings = false;     // lm_head shares the input embedding's weight tensor
+    bool attention_bias = false;     // q/k/v biases (Qwen2, GPT-2, BERT, Llama attention_bias)
+    bool attention_out_bias = false; // o_proj / c_proj / attention.output.dense bias
+    bool mlp_bias = false;           // Llama mlp_bias; GPT-2 and BERT always have MLP biases
+    std::string activation;          // gelu_new (GPT-2), silu (Llama SwiGLU), gelu (BERT), relu
     int64_t type_vocab_size = 0;     // BERT token types
     // Built-in teaching models.
     int64_t input_size = 0;          // MLP inputs (e.g. 784)
     int64_t num_classes = 0;         // MLP / CNN classes
-    int64_t image_channels = 0, image_size = 0;  // CNN inputs
+    int64_t image_channels = 0, image_size = 0;  // CNN inputs [B, C, S, S]; S divisible by 4
 };
 
-// Parses an HF config.json (file path). Supported model_type: gpt2, llama, mistral (no sliding
-// window), qwen2, bert. Unknown model types, missing keys and inconsistent values (hidden size
-// not divisible by heads, ...) are UserErrors naming the file and the key.
+// Parses an HF config.json (file path). Supported model_type: gpt2, llama, mistral (sliding
+// window supported), qwen2 (without use_sliding_window), bert. Unknown model types, missing keys
+// and inconsistent values (hidden size not divisible by heads, ...) are UserErrors naming the
+// file and the key. Both RoPE layouts are read: rope_theta + rope_scaling (Hub checkpoints) and
+// rope_parameters (transformers >= 5).
 ModelConfig read_hf_config(const std::string& path);
 ModelConfig parse_hf_config(const std::string& json_text, const std::string& source_name);
+
+// Checks a config (e.g. a built-in one) for the same consistency rules; throws UserError naming
+// `source_name` and the field.
+void validate_model_config(const ModelConfig& config, const std::string& source_name);
 
 }  // namespace ql

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/models/gpt2_model.h"
+
+#include <ATen/ops/arange.h>
+
+#include <cmath>
+
+#include "engine/models/transformer_ops.h"
+
+namespace ql {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+Gpt2Model::Gpt2Model(ModelConfig config) : Model(std::move(config)), blocks_(static_cast<size_t>(config_.num_layers)) {
+    const ModelConfig& c = config_;
+    const int64_t h = c.hidden_size;
+    constexpr bool kConv1D = true;  // HF Conv1D: [in, out] in files
+    add_embedding(wte_, "transformer.wte", c.vocab_size, h);
+    add_embedding(wpe_, "transformer.wpe", c.max_positions, h);
+    for (int64_t i = 0; i < c.num_layers; ++i) {
+        Block& b = blocks_[static_cast<size_t>(i)];
+        const std::string p = "transformer.h." + std::to_string(i) + ".";
+        add_norm(b.ln_1, p + "ln_1", h, true);
+        add_linear(b.c_attn, p + "attn.c_attn", h, 3 * h, true, Init::Normal002, kConv1D);
+        add_linear(b.attn_c_proj, p + "attn.c_proj", h, h, true, Init::Normal002, kConv1D);
+        add_norm(b.ln_2, p + "ln_2", h, true);
+        add_linear(b.c_fc, p + "mlp.c_fc", h, c.intermediate_size, true, Init::Normal002, kConv1D);
+        add_linear(b.mlp_c_proj, p + "mlp.c_proj", c.intermediate_size, h, true, Init::Normal002, kConv1D);
+    }
+    add_norm(ln_f_, "transformer.ln_f", h, true);
+    if (c.tie_embeddings)
+        add_tied_linear(lm_head_, "lm_head", wte_);
+    else
+        add_linear(lm_head_, "lm_head", h, c.vocab_size, false);
+}
+
+std::string Gpt2Model::canonical_name(const std::string& n) const {
+    if (starts_with(n, "h.") || starts_with(n, "wte.") || starts_with(n, "wpe.") || starts_with(n, "ln_f."))
+        return "transformer." + n;
+    return n;
+}
+
+bool Gpt2Model::ignorable(const std::string& name) const {
+    return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") || Model::ignorable(name);
+}
+
+at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids) {
+    const ModelConfig& c = config_;
+    check_token_ids(ids, c.vocab_size, c.max_positions, c.name.empty() ? c.model_type : c.name);
+    const int64_t t = ids.size(1), h = c.hidden_size;
+    const at::Tensor visible = causal_visibility(t, 0, ids.options());
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+
+    at::Tensor x = wte_.forward(ids) + wpe_.forward(at::arange(t, ids.options()));
+    for (const Block& b : blocks_) {
+        const at::Tensor qkv = b.c_attn.forward(layer_norm(x, b.ln_1, c.norm_eps));
+        const at::Tensor q = split_heads(qkv.narrow(-1, 0, h), c.num_heads, c.head_dim);
+        const at::Tensor k = split_heads(qkv.narrow(-1, h, h), c.num_heads, c.head_dim);
+        const at::Tensor v = split_heads(qkv.narrow(-1, 2 * h, h), c.num_heads, c.head_dim);
+        x = x + b.attn_c_proj.forward(attention(q, k, v, visible, scale));
+        x = x + b.mlp_c_proj.forward(activate(b.c_fc.forward(layer_norm(x, b.ln_2, c.norm_eps)), c.activation));
+    }
+    return layer_norm(x, ln_f_, c.norm_eps);
+}
+
+at::Tensor Gpt2Model::forward(const at::Tensor& ids) { return lm_head_.forward(hidden_states(ids)); }
+
+}  // namespace ql

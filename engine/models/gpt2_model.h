@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GPT-2 as transformers' GPT2LMHeadModel: learned positions, pre-LayerNorm blocks, the fused
+// c_attn projection (q, k, v in that order along its outputs), gelu_new, lm_head tied to wte.
+// HF stores GPT-2's Conv1D weights as [in, out]; here every Linear is [out, in] and
+// LinearLayer::file_layout_in_out marks the layers to transpose back for files.
+#pragma once
+
+#include <vector>
+
+#include "engine/models/model.h"
+
+namespace ql {
+
+class Gpt2Model : public Model {
+public:
+    explicit Gpt2Model(ModelConfig config);
+
+    // input_ids [B, T] int64, T <= n_positions -> logits [B, T, vocab] float32.
+    at::Tensor forward(const at::Tensor& input_ids) override;
+    at::Tensor hidden_states(const at::Tensor& input_ids);  // after ln_f, [B, T, hidden]
+
+    // GPT2Model checkpoints (the original "gpt2" on the Hub) lack the "transformer." prefix.
+    std::string canonical_name(const std::string& file_name) const override;
+    // The causal-mask buffers attn.bias / attn.masked_bias of older checkpoints.
+    bool ignorable(const std::string& name) const override;
+
+private:
+    struct Block {
+        NormParams ln_1, ln_2;
+        LinearLayer c_attn, attn_c_proj, c_fc, mlp_c_proj;
+    };
+    EmbeddingLayer wte_, wpe_;
+    std::vector<Block> blocks_;
+    NormParams ln_f_;
+    LinearLayer lm_head_;
+};
+
+}  // namespace ql

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/models/llama_model.h"
+
+#include "engine/models/transformer_ops.h"
+
+namespace ql {
+
+LlamaModel::LlamaModel(ModelConfig config) : Model(std::move(config)), blocks_(static_cast<size_t>(config_.num_layers)) {
+    const ModelConfig& c = config_;
+    const int64_t h = c.hidden_size, q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
+    add_embedding(embed_tokens_, "model.embed_tokens", c.vocab_size, h);
+    for (int64_t i = 0; i < c.num_layers; ++i) {
+        Block& b = blocks_[static_cast<size_t>(i)];
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        add_norm(b.input_layernorm, p + "input_layernorm", h, false);
+        add_linear(b.q_proj, p + "self_attn.q_proj", h, q_out, c.attention_bias);
+        add_linear(b.k_proj, p + "self_attn.k_proj", h, kv_out, c.attention_bias);
+        add_linear(b.v_proj, p + "self_attn.v_proj", h, kv_out, c.attention_bias);
+        add_linear(b.o_proj, p + "self_attn.o_proj", q_out, h, c.attention_out_bias);
+        add_norm(b.post_attention_layernorm, p + "post_attention_layernorm", h, false);
+        add_linear(b.gate_proj, p + "mlp.gate_proj", h, c.intermediate_size, c.mlp_bias);
+        add_linear(b.up_proj, p + "mlp.up_proj", h, c.intermediate_size, c.mlp_bias);
+        add_linear(b.down_proj, p + "mlp.down_proj", c.intermediate_size, h, c.mlp_bias);
+    }
+    add_norm(norm_, "model.norm", h, false);
+    if (c.tie_embeddings)
+        add_tied_linear(lm_head_, "lm_head", embed_tokens_);
+    else
+        add_linear(lm_head_, "lm_head", h, c.vocab_size, false);
+}
+
+bool LlamaModel::ignorable(const std::string& name) const {
+    // Older checkpoints stored the RoPE buffer.
+    const std::string suffix = "rotary_emb.inv_freq";
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return true;
+    return Model::ignorable(name);
+}
+
+at::Tensor LlamaModel::hidden_states(const at::Tensor& ids) {
+    const ModelConfig& c = config_;
+    check_token_ids(ids, c.vocab_size, 0, c.name.empty() ? c.model_type : c.name);
+    const int64_t t = ids.size(1);
+    const RopeTables rope = rope_tables(c, t, ids.device());
+    const at::Tensor visible = causal_visibility(t, c.sliding_window, ids.options());
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+
+    at::Tensor x = embed_tokens_.forward(ids);
+    for (const Block& b : blocks_) {
+        const at::Tensor a = rms_norm(x, b.input_layernorm, c.norm_eps);
+        const at::Tensor q = apply_rope(split_heads(b.q_proj.forward(a), c.num_heads, c.head_dim), rope);
+        const at::Tensor k = apply_rope(split_heads(b.k_proj.forward(a), c.num_kv_heads, c.head_dim), rope);
+        const at::Tensor v = split_heads(b.v_proj.forward(a), c.num_kv_heads, c.head_dim);
+        x = x + b.o_proj.forward(attention(q, k, v, visible, scale));
+        const at::Tensor m = rms_norm(x, b.post_attention_layernorm, c.norm_eps);
+        x = x + b.down_proj.forward(activate(b.gate_proj.forward(m), c.activation) * b.up_proj.forward(m));
+    }
+    return rms_norm(x, norm_, c.norm_eps);
+}
+
+at::Tensor LlamaModel::forward(const at::Tensor& ids) { return lm_head_.forward(hidden_states(ids)); }
+
+}  // namespace ql

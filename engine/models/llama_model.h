@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Llama-family decoders as transformers' LlamaForCausalLM (also Mistral with its sliding
+// window, TinyLlama, SmolLM, Llama 2/3 and the built-in demo decoder) and Qwen2ForCausalLM
+// (q/k/v biases): RMSNorm, RoPE (rotate_half; default, linear and llama3 scaling), SwiGLU MLP,
+// grouped-query attention, tied or untied lm_head.
+#pragma once
+
+#include <vector>
+
+#include "engine/models/model.h"
+
+namespace ql {
+
+class LlamaModel : public Model {
+public:
+    explicit LlamaModel(ModelConfig config);
+
+    // input_ids [B, T] int64 -> logits [B, T, vocab] float32.
+    at::Tensor forward(const at::Tensor& input_ids) override;
+    // The final-norm hidden state [B, T, hidden] (before lm_head).
+    at::Tensor hidden_states(const at::Tensor& input_ids);
+
+    bool ignorable(const std::string& name) const override;
+
+private:
+    struct Block {
+        NormParams input_layernorm, post_attention_layernorm;
+        LinearLayer q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
+    };
+    EmbeddingLayer embed_tokens_;
+    std::vector<Block> blocks_;
+    NormParams norm_;
+    LinearLayer lm_head_;
+};
+
+}  // namespace ql

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/models/model_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "engine/api/errors.h"
+
+namespace ql {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads keys of one config.json object and names the file and key in every error.
+class ConfigReader {
+public:
+    ConfigReader(const json& j, std::string source, std::string prefix = "")
+        : j_(j), source_(std::move(source)), prefix_(std::move(prefix)) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        throw UserError(source_ + ": key '" + prefix_ + key + "': " + what);
+    }
+    // Absent and JSON null are the same for HF (null = "use the default").
+    const json* find(const std::string& key) const {
+        auto it = j_.find(key);
+        if (it == j_.end() || it->is_null()) return nullptr;
+        return &*it;
+    }
+    bool has(const std::string& key) const { return find(key) != nullptr; }
+
+    int64_t integer(const std::string& key) const {
+        const json* v = find(key);
+        if (!v) fail(key, "missing (required for this model type)");
+        return as_integer(key, *v);
+    }
+    int64_t integer(const std::string& key, int64_t fallback) const {
+        const json* v = find(key);
+        return v ? as_integer(key, *v) : fallback;
+    }
+    double number(const std::string& key, double fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_number()) fail(key, "expected a number, got " + v->dump());
+        const double d = v->get<double>();
+        if (!std::isfinite(d)) fail(key, "expected a finite number");
+        return d;
+    }
+    double number(const std::string& key) const {
+        if (!has(key)) fail(key, "missing (required for this model type)");
+        return number(key, 0.0);
+    }
+    bool boolean(const std::string& key, bool fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_boolean()) fail(key, "expected true or false, got " + v->dump());
+        return v->get<bool>();
+    }
+    std::string string(const std::string& key, const std::string& fallback) const {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_string()) fail(key, "expected a string, got " + v->dump());
+        return v->get<std::string>();
+    }
+    const json* object(const std::string& key) const {
+        const json* v = find(key);
+        if (v && !v->is_object()) fail(key, "expected an object, got " + v->dump());
+        return v;
+    }
+    const std::string& source() const { return source_; }
+
+private:
+    int64_t as_integer(const std::string& key, const json& v) const {
+        // HF writes integers; accept 64.0 too (hand-edited files) but not 64.5 or "64".
+        if (v.is_number_integer()) return v.get<int64_t>();
+        if (v.is_number_float()) {
+            const double d = v.get<double>();
+            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return static_cast<int64_t>(d);
+        }
+        fail(key, "expected an integer, got " + v.dump());
+    }
+
+    const json& j_;
+    std::string source_;
+    std::string prefix_;
+};
+
+void read_head_layout(const ConfigReader& r, ModelConfig& c, const char* heads_key, const char* hidden_key) {
+    c.num_kv_heads = r.integer("num_key_value_heads", c.num_heads);
+    if (c.num_heads <= 0) r.fail(heads_key, "must be positive, got " + std::to_string(c.num_heads));
+    c.head_dim = r.integer("head_dim", 0);
+    if (c.head_dim == 0) {
+        if (c.hidden_size % c.num_heads != 0)
+            r.fail(heads_key, std::string(hidden_key) + " " + std::to_string(c.hidden_size) +
+                                  " is not divisible by " + heads_key + " " + std::to_string(c.num_heads));
+        c.head_dim = c.hidden_size / c.num_heads;
+    }
+}
+
+void read_rope(const ConfigReader& r, ModelConfig& c) {
+    // transformers >= 5: "rope_parameters": {"rope_type", "rope_theta", factor, ...};
+    // older files: top-level "rope_theta" and "rope_scaling": {"type"|"rope_type", factor, ...}.
+    const json* params = r.object("rope_parameters");
+    const char* key = params ? "rope_parameters" : "rope_scaling";
+    if (!params) params = r.object("rope_scaling");
+    c.rope_theta = r.number("rope_theta", 10000.0);
+    if (r.has("partial_rotary_factor") && r.number("partial_rotary_factor", 1.0) != 1.0)
+        r.fail("partial_rotary_factor", "partial rotary embeddings are not supported (only 1.0)");
+    if (!params) return;
+    const ConfigReader p(*params, r.source(), std::string(key) + ".");
+    if (!p.has("rope_type") && !p.has("type") && !p.has("rope_theta") && !params->empty())
+        r.fail(key, "per-layer-type RoPE parameters are not supported");
+    c.rope_theta = p.number("rope_theta", c.rope_theta);
+    std::string type = p.string("rope_type", p.string("type", "default"));
+    if (type == "default") {
+        type.clear();
+    } else if (type == "linear") {
+        c.rope_scaling.factor = p.number("factor");
+    } else if (type == "llama3") {
+        c.rope_scaling.factor = p.number("factor");
+        c.rope_scaling.low_freq_factor = p.number("low_freq_factor");
+        c.rope_scaling.high_freq_factor = p.number("high_freq_factor");
+        // transformers' standardize_rope_params: falls back to max_position_embeddings.
+        c.rope_scaling.original_max_positions = p.integer("original_max_position_embeddings", c.max_positions);
+        if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
+            p.fail("high_freq_factor", "must be greater than low_freq_factor");
+        if (c.rope_scaling.original_max_positions <= 0)
+            p.fail("original_max_position_embeddings", "must be positive");
+    } else {
+        p.fail("rope_type", "'" + type + "' is not supported (default, linear, llama3)");
+    }
+    if (!type.empty() && !(c.rope_scaling.factor > 0)) p.fail("factor", "must be positive");
+    c.rope_scaling.type = type;
+}
+
+ModelConfig parse_gpt2(const ConfigReader& r) {
+    ModelConfig c;
+    c.architecture = "gpt2";
+    c.vocab_size = r.integer("vocab_size");
+    c.hidden_size = r.integer("n_embd");
+    c.num_layers = r.integer("n_layer");
+    c.num_heads = r.integer("n_head");
+    c.max_positions = r.integer("n_positions");
+    c.intermediate_size = r.integer("n_inner", 4 * c.hidden_size);
+    c.norm_eps = r.number("layer_norm_epsilon", 1e-5);
+    c.activation = r.string("activation_function", "gelu_new");
+    c.tie_embeddings = r.boolean("tie_word_embeddings", true);
+    c.attention_bias = c.attention_out_bias = c.mlp_bias = true;
+    if (c.num_heads <= 0) r.fail("n_head", "must be positive, got " + std::to_string(c.num_heads));
+    if (c.hidden_size % c.num_heads != 0)
+        r.fail("n_head", "n_embd " + std::to_string(c.hidden_size) + " is not divisible by n_head " +
+                             std::to_string(c.num_heads));
+    c.num_kv_heads = c.num_heads;
+    c.head_dim = c.hidden_size / c.num_heads;
+    if (!r.boolean("scale_attn_weights", true)) r.fail("scale_attn_weights", "false is not supported");
+    if (r.boolean("scale_attn_by_inverse_layer_idx", false))
+        r.fail("scale_attn_by_inverse_layer_idx", "true is not supported");
+    if (r.boolean("add_cross_attention", false)) r.fail("add_cross_attention", "true is not supported");
+    return c;
+}
+
+ModelConfig parse_llama_family(const ConfigReader& r, const std::string& model_type) {
+    ModelConfig c;
+    c.architecture = model_type == "qwen2" ? "qwen2" : "llama";
+    c.vocab_size = r.integer("vocab_size");
+    c.hidden_size = r.integer("hidden_size");
+    c.num_layers = r.integer("num_hidden_layers");
+    c.num_heads = r.integer("num_attention_heads");
+    c.intermediate_size = r.integer("intermediate_size");
+    c.max_positions = r.integer("max_position_embeddings", 2048);
+    read_head_layout(r, c, "num_attention_heads", "hidden_size");
+    c.norm_eps = r.number("rms_norm_eps", 1e-6);
+    c.activation = r.string("hidden_act", "silu");
+    c.tie_embeddings = r.boolean("tie_word_embeddings", false);
+    read_rope(r, c);
+    if (model_type == "llama") {
+        c.attention_bias = c.attention_out_bias = r.boolean("attention_bias", false);
+        c.mlp_bias = r.boolean("mlp_bias", false);
+    } else if (model_type == "qwen2") {
+        c.attention_bias = true;  // Qwen2Attention: q/k/v with bias, o_proj without
+        if (r.boolean("use_sliding_window", false))
+            r.fail("use_sliding_window", "Qwen2 sliding-window layers are not supported");
+    } else {  // mistral
+        c.sliding_window = r.integer("sliding_window", 0);
+        if (c.sliding_window < 0) r.fail("sliding_window", "must be positive or null");
+    }
+    if (const json* types = r.find("layer_types")) {
+        if (!types->is_array()) r.fail("layer_types", "expected an array");
+        for (const json& t : *types)
+            if (!t.is_string() || (t != "full_attention" && !(t == "sliding_attention" && c.sliding_window > 0)))
+                r.fail("layer_types", "only full_attention layers are supported, got " + t.dump());
+    }
+    return c;
+}
+
+ModelConfig parse_bert(const ConfigReader& r) {
+    ModelConfig c;
+    c.architecture = "bert";
+    c.vocab_size = r.integer("vocab_size");
+    c.hidden_size = r.integer("hidden_size");
+    c.num_layers = r.integer("num_hidden_layers");
+    c.num_heads = r.integer("num_attention_heads");
+    c.intermediate_size = r.integer("intermediate_size");
+    c.max_positions = r.integer("max_position_embeddings");
+    c.type_vocab_size = r.integer("type_vocab_size", 2);
+    c.norm_eps = r.number("layer_norm_eps", 1e-12);
+    c.activation = r.string("hidden_act", "gelu");
+    c.attention_bias = c.attention_out_bias = c.mlp_bias = true;
+    if (c.num_heads <= 0) r.fail("num_attention_heads", "must be positive, got " + std::to_string(c.num_heads));
+    if (c.hidden_size % c.num_heads != 0)
+        r.fail("num_attention_heads", "hidden_size " + std::to_string(c.hidden_size) +
+                                          " is not divisible by num_attention_heads " + std::to_string(c.num_heads));
+    c.num_kv_heads = c.num_heads;
+    c.head_dim = c.hidden_size / c.num_heads;
+    const std::string positions = r.string("position_embedding_type", "absolute");
+    if (positions != "absolute") r.fail("position_embedding_type", "'" + positions + "' is not supported (absolute)");
+    if (r.boolean("is_decoder", false)) r.fail("is_decoder", "BERT as a decoder is not supported");
+    return c;
+}
+
+bool known_activation(const std::string& a) {
+    return a == "gelu" || a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "silu" || a == "swish" ||
+           a == "relu";
+}
+
+}  // namespace
+
+void validate_model_config(const ModelConfig& c, const std::string& source) {
+    auto fail = [&](const std::string& field, const std::string& what) {
+        throw UserError(source + ": " + field + ": " + what);
+    };
+    auto positive = [&](const char* field, int64_t v) {
+        if (v <= 0) fail(field, "must be positive, got " + std::to_string(v));
+    };
+    const std::string& a = c.architecture;
+    if (a == "mlp") {
+        positive("input_size", c.input_size);
+        positive("hidden_size", c.hidden_size);
+        positive("num_classes", c.num_classes);
+        if (c.num_layers < 0) fail("num_layers", "must not be negative");
+        return;
+    }
+    if (a == "cnn") {
+        positive("image_channels", c.image_channels);
+        positive("image_size", c.image_size);
+        positive("hidden_size", c.hidden_size);
+        positive("num_classes", c.num_classes);
+        if (c.image_size % 4 != 0) fail("image_size", "must be divisible by 4 (two 2x2 poolings)");
+        return;
+    }
+    if (a != "gpt2" && a != "llama" && a != "qwen2" && a != "bert")
+        fail("architecture", "unknown architecture '" + a + "' (gpt2, llama, qwen2, bert, mlp, cnn)");
+    positive("vocab_size", c.vocab_size);
+    positive("hidden_size", c.hidden_size);
+    positive("num_layers", c.num_layers);
+    positive("num_heads", c.num_heads);
+    positive("num_kv_heads", c.num_kv_heads);
+    positive("head_dim", c.head_dim);
+    positive("intermediate_size", c.intermediate_size);
+    if (!(c.norm_eps > 0)) fail("norm_eps", "must be positive");
+    if (c.num_heads % c.num_kv_heads != 0)
+        fail("num_key_value_heads", "num_attention_heads " + std::to_string(c.num_heads) +
+                                        " is not divisible by num_key_value_heads " + std::to_string(c.num_kv_heads));
+    if (!known_activation(c.activation))
+        fail("activation", "'" + c.activation + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
+    if (a == "gpt2" || a == "bert") {
+        positive("max_positions", c.max_positions);
+        if (c.num_heads * c.head_dim != c.hidden_size) fail("head_dim", "heads x head_dim must equal hidden_size");
+    } else {
+        if (c.head_dim % 2 != 0) fail("head_dim", "must be even for RoPE, got " + std::to_string(c.head_dim));
+        if (!(c.rope_theta > 0)) fail("rope_theta", "must be positive");
+    }
+    if (a == "bert") positive("type_vocab_size", c.type_vocab_size);
+    if (c.sliding_window < 0) fail("sliding_window", "must not be negative");
+}
+
+ModelConfig parse_hf_config(const std::string& text, const std::string& source) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw UserError(source + ": malformed JSON: " + e.what());
+    }
+    if (!j.is_object()) throw UserError(source + ": expected a JSON object at the top level");
+    const ConfigReader r(j, source);
+    if (!r.has("model_type")) r.fail("model_type", "missing (which architecture is this?)");
+    const std::string type = r.string("model_type", "");
+    ModelConfig c;
+    if (type == "gpt2") {
+        c = parse_gpt2(r);
+    } else if (type == "llama" || type == "mistral" || type == "qwen2") {
+        c = parse_llama_family(r, type);
+    } else if (type == "bert") {
+        c = parse_bert(r);
+    } else {
+        r.fail("model_type", "'" + type + "' is not supported (gpt2, llama, mistral, qwen2, bert)");
+    }
+    c.model_type = type;
+    validate_model_config(c, source);
+    return c;
+}
+
+ModelConfig read_hf_config(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path + ": cannot open the model config");
+    std::ostringstream s;
+    s << in.rdbuf();
+    if (in.bad()) throw UserError(path + ": cannot read the model config");
+    return parse_hf_config(s.str(), path);
+}
+
+}  // namespace ql
