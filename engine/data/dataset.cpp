@@ -87,29 +87,41 @@ Dataset load_images(const std::string& path, DataSplit split) {
 }  // namespace
 
 Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, DataSplit split, uint64_t seed,
-                               int64_t count) {
+                               int64_t count, int64_t first) {
     const auto k = static_cast<int64_t>(domains.size());
+    // A domain listed r times gets r slots of every k problems; its problems are numbered across
+    // its slots, so repeats weight a domain without repeating problems.
+    Dataset d;
+    std::vector<int64_t> slot_domain(k), slot_rank(k), repeats(k);
+    for (int64_t j = 0; j < k; ++j) {
+        const std::string name = domain_name(domains[j]);
+        const auto it = std::find(d.domain_names.begin(), d.domain_names.end(), name);
+        slot_domain[j] = it - d.domain_names.begin();
+        if (it == d.domain_names.end()) d.domain_names.push_back(name);
+        slot_rank[j] = std::count(domains.begin(), domains.begin() + j, domains[j]);
+        repeats[j] = std::count(domains.begin(), domains.end(), domains[j]);
+    }
     int64_t max_len = 0;
-    for (auto d : domains) max_len = std::max(max_len, max_example_length(d));
+    for (auto dom : domains) max_len = std::max(max_len, max_example_length(dom));
     const int64_t t = max_len - 1;
     std::vector<int64_t> inputs(count * t, synthetic_vocab::kPad), targets(count * t, Dataset::kIgnoreIndex),
         domain(count);
     for (int64_t i = 0; i < count; ++i) {
-        const SyntheticExample e = generate_example(domains[i % k], split, seed, static_cast<uint64_t>(i / k));
+        const int64_t problem = first + i, j = problem % k;
+        const auto index = static_cast<uint64_t>(problem / k * repeats[j] + slot_rank[j]);
+        const SyntheticExample e = generate_example(domains[j], split, seed, index);
         const auto len = static_cast<int64_t>(e.tokens.size());
         for (int64_t p = 0; p + 1 < len; ++p) {
             inputs[i * t + p] = e.tokens[p];
             if (p + 1 >= e.answer_begin) targets[i * t + p] = e.tokens[p + 1];
         }
-        domain[i] = i % k;
+        domain[i] = slot_domain[j];
     }
-    Dataset d;
     d.kind = Dataset::Kind::Tokens;
     d.split = split;
     d.inputs = long_tensor(inputs, {count, t});
     d.targets = long_tensor(targets, {count, t});
     d.domains = long_tensor(domain, {count});
-    for (auto dom : domains) d.domain_names.push_back(domain_name(dom));
     d.has_answers = true;
     return d;
 }

@@ -63,10 +63,13 @@ struct DataOptions {
 
 Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context);
 
-// Synthetic problems as tensors (answers scored only). Examples cycle through `domains`
-// (example i is domain i % k, its own index i / k), padded with <pad> to the longest domain.
+// Synthetic problems as tensors (answers scored only): problems first .. first + count - 1 of
+// the stream; problem i is of domain i % k and that domain's problem i / k (k domains). A domain
+// listed r times takes r of every k slots (a weighted mix; its problems are numbered across its
+// slots, domain_names stays unique). Padded with <pad> to the longest domain. Training reads
+// consecutive ranges of one stream.
 Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, DataSplit split, uint64_t seed,
-                               int64_t count);
+                               int64_t count, int64_t first = 0);
 
 // `count` sequences of `length` + 1 uniform random ids in [0, vocab_size), every next token
 // scored. Train and validation use different streams of the same seed.

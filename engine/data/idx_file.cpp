@@ -58,23 +58,20 @@ IdxArray parse_idx(const std::string& bytes, const std::string& name) {
                        std::to_string(size) + " bytes");
     IdxArray a;
     uint64_t count = 1;
+    bool too_large = false;  // the product overflows 64 bits
     for (int d = 0; d < ndims; ++d) {
         const uint8_t* p = b + 4 + 4 * d;
         const uint64_t n = (uint64_t{p[0]} << 24) | (uint64_t{p[1]} << 16) | (uint64_t{p[2]} << 8) | p[3];
-        // Overflow-safe: the data must fit in the file, so a product above its size is already wrong.
-        // count stays <= the data bytes present, so the product cannot overflow.
-        if (n != 0 && count > (size - header) / n)
-            fail(name, "dimension " + std::to_string(d) + " (" + std::to_string(n) + ") makes the data larger than the file (" +
-                           std::to_string(size) + " bytes)");
-        count *= n;
         a.dims.push_back(static_cast<int64_t>(n));
+        if (n == 0) count = 0, too_large = false;
+        else if (!too_large && __builtin_mul_overflow(count, n, &count)) too_large = true;
     }
-    if (header + count != size)
-        fail(name, "dimensions " + [&] {
-            std::string s;
-            for (size_t i = 0; i < a.dims.size(); ++i) s += (i ? "x" : "") + std::to_string(a.dims[i]);
-            return s;
-        }() + " need " + std::to_string(count) + " data bytes but the file has " + std::to_string(size - header));
+    if (too_large || header + count != size) {
+        std::string dims;
+        for (size_t i = 0; i < a.dims.size(); ++i) dims += (i ? "x" : "") + std::to_string(a.dims[i]);
+        fail(name, "dimensions " + dims + " need " + (too_large ? "more than " + std::to_string(size - header) : std::to_string(count)) +
+                       " data bytes but the file has " + std::to_string(size - header));
+    }
     a.data.assign(b + header, b + size);
     return a;
 }
