@@ -3,12 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/api/demo_api.h"
 #include "engine/api/errors.h"
 #include "engine/data/synthetic_tasks.h"
+#include "engine/text/tokenizer.h"
 
 namespace ql {
 
@@ -48,7 +50,16 @@ OpenedModel open_model(const std::string& model) {
         };
         m.data.eos_id = synthetic_vocab::kEos;
     }
-    // HF tokenizers (tokenizer.json) are attached here once engine/text is merged.
+    else if (std::error_code ec; std::filesystem::exists(m.path + "/tokenizer.json", ec)) {
+        // Read when the model is opened, so a broken tokenizer.json is reported up front.
+        auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_file(m.path + "/tokenizer.json"));
+        m.data.encode_text = [tokenizer](const std::string& text, const std::string&) {
+            const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
+            return std::vector<int64_t>(ids.begin(), ids.end());
+        };
+        // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
+        if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
+    }
     return m;
 }
 

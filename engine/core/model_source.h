@@ -16,7 +16,8 @@ struct OpenedModel {
     std::unique_ptr<Model> model;
     std::string path;       // the folder
     bool is_demo = false;   // the built-in demo (quantlab.json says so): character vocabulary
-    DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab)
+    DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab; else
+                            // tokenizer.json when the folder has one)
 };
 
 // "demo" -> the demo folder (a UserError telling to run `quantlab-cli demo` when it is not
