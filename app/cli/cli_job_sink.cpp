@@ -44,7 +44,7 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
         char pct[32];
         std::snprintf(pct, sizeof pct, "/%lld %3.0f%%", static_cast<long long>(total), 100.0 * double(done) / double(total));
         line += pct;
-        if (done > 0 && !complete) line += "  ETA " + format_duration(elapsed * double(total - done) / double(done));
+        if (done > 0 && !complete && elapsed >= 1.0) line += "  ETA " + format_duration(elapsed * double(total - done) / double(done));
     }
     line += "  " + format_duration(elapsed);
     for (const auto& [name, value] : latest_) {

@@ -174,7 +174,7 @@ DemoReport build_demo(const DemoRequest& request, JobSink& sink, const Cancellat
     DemoTrainingResult trained = train_demo_model(config, sink, cancel);
 
     const Dataset validation =
-        make_synthetic_dataset(config.domains, DataSplit::Validation, kValidationSeed, kValidationProblems);
+        make_synthetic_dataset(config.eval_domains, DataSplit::Validation, kValidationSeed, kValidationProblems);
     const EvalReport eval = evaluate(*trained.model, nullptr, validation, EvalOptions{}, sink, cancel);
     sink.metric(trained.steps, "eval/exact_match", eval.overall.exact_match.value_or(0));
     for (const auto& [name, m] : eval.domains)

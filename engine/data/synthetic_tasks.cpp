@@ -145,7 +145,15 @@ SyntheticExample build(SyntheticDomain d, const Problem& p) {
         // the operation and the model learns them once for all three.
         push_digits(t, a, 3, true);
         t.push_back(d == SyntheticDomain::Add ? kPlus : d == SyntheticDomain::Sub ? kMinus : kTimes);
-        push_digits(t, b, 3, true);
+        if (d == SyntheticDomain::Mul) {
+            // The one-digit multiplier fills all three digit places (4 * 7 is "321*777"), so
+            // answer digit i finds its multiplier at the same distance as b_i in + and -.
+            // Written "700" instead, the demo's held-out multiplication stayed at 54 % where
+            // this layout reached 70 % in the same 2400 steps (docs/DATA.md).
+            t.insert(t.end(), 3, kDigit0 + b);
+        } else {
+            push_digits(t, b, 3, true);
+        }
         t.push_back(kEquals);
         e.answer_begin = static_cast<int64_t>(t.size());
         push_digits(t, d == SyntheticDomain::Add ? a + b : d == SyntheticDomain::Sub ? a - b : a * b, 4, true);

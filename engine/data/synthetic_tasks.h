@@ -52,11 +52,13 @@ struct SyntheticExample {
     int64_t answer_begin = 0;
 };
 
-// The exact task definition (docs/DATA.md "Synthetic tasks"):
-//   +  a, b in [0, 999], written as 3 digits each (zero-padded); answer a+b as 4 digits,
-//      least significant first:            <bos> 0 4 2 + 9 1 7 = 9 5 9 0 <eos>   (042+917=959)
-//   -  a, b in [0, 999] with a >= b; answer a-b as 3 digits, least significant first.
-//   *  a, b in [0, 99], 2 digits each; answer a*b as 4 digits, least significant first.
+// The exact task definition (docs/DATA.md "Synthetic tasks"). Arithmetic problems share one
+// layout, every number written least significant digit first and zero-padded: 3 digits per
+// operand, 4 answer digits:   <bos> a0 a1 a2 op b0 b1 b2 = c0 c1 c2 c3 <eos>   (14 tokens)
+//   +  a, b in [0, 999]; c = a + b.          42 + 917 = 959:  <bos> 2 4 0 + 7 1 9 = 9 5 9 0 <eos>
+//   -  a, b in [0, 999] with a >= b; c = a - b.
+//   *  a in [0, 999], b in [0, 9] written in all three digit places (a*7 is a0 a1 a2 * 7 7 7);
+//      c = a * b.
 //   copy     a string of 4-8 letters a-z, '|', the same string.
 //   reverse  a string of 4-8 letters a-z, '|', the string reversed.
 // Split: a problem is in validation iff hash(domain, operands) % 10 == 0 (about 10 % of each
@@ -70,7 +72,7 @@ bool is_validation_problem(SyntheticDomain domain, const std::vector<int64_t>& o
 // Longest sequence (tokens, with <bos> and <eos>) a domain produces.
 int64_t max_example_length(SyntheticDomain domain);
 
-// Readable form of an example: "042+917=9590" (answer as stored, least significant digit first).
+// Readable form of an example, digits as stored (least significant first): "240+719=9590".
 std::string render_example(const SyntheticExample& e);
 
 // Parses a built-in spec: "synthetic:arith" (+, -, *), "synthetic:arith:+" / ":-" / ":*" (one

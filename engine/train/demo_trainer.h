@@ -19,12 +19,14 @@ namespace ql {
 
 struct DemoTrainingConfig {
     ModelConfig model;                   // demo_training_config(): the demo decoder, tuned
-    std::vector<SyntheticDomain> domains;
+    std::vector<SyntheticDomain> domains;       // training mix (repeats weight a domain)
+    std::vector<SyntheticDomain> eval_domains;  // held-out checks: each operation equally
     int64_t steps = 0;
     int64_t batch_size = 0;
     LrSchedule schedule;                 // total_steps = steps
     AdamWOptions optimizer;
     double clip_norm = 1.0;
+    double query_key_init_gain = 1.0;    // q_proj/k_proj weights scaled after the HF-style init
     uint64_t seed = 0;
     int64_t eval_every = 0;              // steps between validation checks (0 = none)
     int64_t eval_samples = 0;            // problems per validation check

@@ -75,6 +75,20 @@ TEST(Dataset, SyntheticStreamRangesAreConsecutive) {
     EXPECT_TRUE(at::equal(whole.domains.slice(0, 6, 10), tail.domains));
 }
 
+TEST(Dataset, RepeatedDomainsWeightTheMixWithoutRepeatingProblems) {
+    using D = SyntheticDomain;
+    const Dataset d = make_synthetic_dataset({D::Add, D::Mul, D::Mul}, DataSplit::Train, 4, 9);
+    EXPECT_EQ(d.domain_names, (std::vector<std::string>{"+", "*"}));
+    EXPECT_EQ(row(d.domains.unsqueeze(0), 0), (std::vector<int64_t>{0, 1, 1, 0, 1, 1, 0, 1, 1}));
+    // The multiplications are that domain's problems 0..5, in order.
+    int64_t k = 0;
+    for (int64_t i = 0; i < 9; ++i) {
+        if (i % 3 == 0) continue;
+        const SyntheticExample e = generate_example(D::Mul, DataSplit::Train, 4, k++);
+        EXPECT_EQ(row(d.inputs, i), std::vector<int64_t>(e.tokens.begin(), e.tokens.end() - 1));
+    }
+}
+
 TEST(Dataset, RandomTokensAreUniformDeterministicAndSplitBySeed) {
     const Dataset a = make_random_token_dataset(50, 16, DataSplit::Train, 1, 200);
     const Dataset b = make_random_token_dataset(50, 16, DataSplit::Train, 1, 200);
