@@ -21,6 +21,9 @@ struct Command {
 Command formats_command();
 Command fakequant_command();
 Command project_command();
+Command inspect_command();
+Command eval_command();
+Command demo_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

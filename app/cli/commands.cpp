@@ -7,6 +7,9 @@ const std::vector<Command>& all_commands() {
     static const std::vector<Command> commands = {
         formats_command(),
         fakequant_command(),
+        inspect_command(),
+        eval_command(),
+        demo_command(),
         project_command(),
     };
     return commands;

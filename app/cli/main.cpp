@@ -10,6 +10,7 @@
 #include "app/openmp_wait_policy.h"
 #include "engine/api/engine_runtime.h"
 #include "engine/api/errors.h"
+#include "engine/jobs/job.h"
 
 namespace {
 
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "quantlab-cli: error: unknown command '%s' (see quantlab-cli --help)\n", args[0].c_str());
         return 1;
+    } catch (const ql::JobCancelled&) {
+        std::fprintf(stderr, "quantlab-cli: cancelled\n");
+        return 130;  // as a shell reports a process ended by SIGINT
     } catch (const ql::UserError& e) {
         std::fprintf(stderr, "quantlab-cli: error: %s\n", e.what());
         return 1;

@@ -15,6 +15,7 @@ int dtype_size(DType d) {
         case DType::Int32: return 4;
         case DType::Int64: return 8;
         case DType::UInt16: return 2;
+        case DType::UInt32: return 4;
     }
     return 1;
 }
@@ -29,6 +30,7 @@ std::string dtype_npy_descr(DType d) {
         case DType::Int32: return "<i4";
         case DType::Int64: return "<i8";
         case DType::UInt16: return "<u2";
+        case DType::UInt32: return "<u4";
     }
     return "|u1";
 }
@@ -43,6 +45,7 @@ std::string dtype_name(DType d) {
         case DType::Int32: return "int32";
         case DType::Int64: return "int64";
         case DType::UInt16: return "uint16";
+        case DType::UInt32: return "uint32";
     }
     return "?";
 }

@@ -10,7 +10,7 @@
 
 namespace ql {
 
-enum class DType { Float32, Float16, BFloat16, UInt8, Int8, Int32, Int64, UInt16 };
+enum class DType { Float32, Float16, BFloat16, UInt8, Int8, Int32, Int64, UInt16, UInt32 };
 
 // Size of one element in bytes.
 int dtype_size(DType d);

@@ -92,8 +92,9 @@ DType dtype_from_descr(const std::string& d, const std::string& name) {
     if (d == "<i4") return DType::Int32;
     if (d == "<i8") return DType::Int64;
     if (d == "<u2") return DType::UInt16;
+    if (d == "<u4") return DType::UInt32;
     if (!d.empty() && d[0] == '>') fail(name, "descr '" + d + "' is big-endian; only little-endian arrays are supported");
-    fail(name, "descr '" + d + "' is not a supported dtype (float32, float16, uint8, int8, int16/32/64)");
+    fail(name, "descr '" + d + "' is not a supported dtype (float32, float16, uint8, int8, uint16, uint32, int32, int64)");
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli eval MODEL --data D [--teacher T] [--json]: loss, perplexity, exact match,
+// accuracy, KL and agreement against a teacher (docs/CLI.md "eval").
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/arg_parser.h"
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_job_sink.h"
+#include "engine/api/errors.h"
+#include "engine/api/eval_api.h"
+
+namespace ql::cli {
+namespace {
+
+const char* kUsage =
+    "quantlab-cli eval MODEL --data D [--teacher T] [--json]\n"
+    "    [--split train|validation|all] [--samples N] [--seed S] [--seq-len T] [--batch-size B] [--dtype uint16|uint32]\n\n"
+    "MODEL, T: an HF model folder, or 'demo' (the built-in demo model, see 'quantlab-cli demo').\n"
+    "D: a text file or folder of .txt files, a token file (.npy, nanoGPT .bin), an IDX image file, or a\n"
+    "built-in spec: synthetic:arith, synthetic:arith:+ / :- / :*, synthetic:copy, synthetic:reverse,\n"
+    "synthetic:random-tokens (docs/DATA.md). Synthetic tasks are scored on held-out problems unless --split\n"
+    "says otherwise; files are evaluated whole.\n"
+    "--json prints loss, ppl, exact_match, accuracy, kl, agreement, tokens, seconds and per-domain results.\n"
+    "Ctrl-C cancels (exit code 130).";
+
+nlohmann::json optional_number(const std::optional<double>& v) {
+    if (!v || !std::isfinite(*v)) return nullptr;
+    return *v;
+}
+
+nlohmann::json metrics_json(const EvalMetrics& m) {
+    return {{"loss", std::isfinite(m.loss) ? nlohmann::json(m.loss) : nlohmann::json(nullptr)},
+            {"ppl", optional_number(m.ppl)},
+            {"exact_match", optional_number(m.exact_match)},
+            {"accuracy", optional_number(m.accuracy)},
+            {"kl", optional_number(m.kl)},
+            {"agreement", optional_number(m.agreement)},
+            {"tokens", m.tokens},
+            {"examples", m.examples}};
+}
+
+std::string percent(const std::optional<double>& v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * *v);
+    return buf;
+}
+
+void print_text(const EvalRequest& req, const EvalReport& r) {
+    const EvalMetrics& m = r.overall;
+    std::printf("model        %s\n", r.model_path.c_str());
+    if (!req.teacher.empty()) std::printf("teacher      %s\n", req.teacher.c_str());
+    std::printf("data         %s (%s, %lld examples, %lld scored tokens)\n", req.data.c_str(), r.split.c_str(),
+                static_cast<long long>(m.examples), static_cast<long long>(m.tokens));
+    std::printf("loss         %.6g\n", m.loss);
+    if (m.ppl) std::printf("perplexity   %.6g\n", *m.ppl);
+    if (m.exact_match) std::printf("exact match  %s\n", percent(m.exact_match).c_str());
+    if (m.accuracy) std::printf("accuracy     %s\n", percent(m.accuracy).c_str());
+    if (m.kl) std::printf("KL(teacher||model)  %.6g nats/token\n", *m.kl);
+    if (m.agreement) std::printf("top-1 agreement     %s\n", percent(m.agreement).c_str());
+    if (!r.domains.empty()) {
+        std::printf("\n%-14s %10s %12s%s\n", "domain", "loss", "exact match", m.kl ? "           KL   agreement" : "");
+        for (const auto& [name, d] : r.domains) {
+            std::printf("%-14s %10.4g %12s", name.c_str(), d.loss, d.exact_match ? percent(d.exact_match).c_str() : "-");
+            if (d.kl) std::printf(" %12.4g %11s", *d.kl, percent(d.agreement).c_str());
+            std::printf("\n");
+        }
+    }
+    std::printf("\nseconds      %.2f\n", r.seconds);
+}
+
+int run(const std::vector<std::string>& args) {
+    ArgParser p("eval", {"--data", "--teacher", "--split", "--samples", "--seed", "--seq-len", "--batch-size", "--dtype"},
+                {"--json"});
+    p.parse(args);
+    if (p.positional().empty()) throw UserError("eval: missing MODEL (an HF model folder or 'demo')");
+    if (p.positional().size() > 1) throw UserError("eval: unexpected argument '" + p.positional()[1] + "'");
+    EvalRequest req;
+    req.model = p.positional()[0];
+    req.data = p.required("--data");
+    req.teacher = p.value("--teacher").value_or("");
+    req.split = p.value("--split").value_or("");
+    if (!req.split.empty()) req.split = normalise_split_name(req.split);
+    req.samples = p.integer("--samples", 0);
+    if (req.samples < 0 || (p.has("--samples") && req.samples == 0))
+        throw UserError("eval: --samples must be a positive integer");
+    const int64_t seed = p.integer("--seed", 0);
+    if (seed < 0) throw UserError("eval: --seed must not be negative");
+    req.seed = static_cast<uint64_t>(seed);
+    req.sequence_length = p.integer("--seq-len", 0);
+    if (req.sequence_length < 0 || (p.has("--seq-len") && req.sequence_length == 0))
+        throw UserError("eval: --seq-len must be a positive integer");
+    req.batch_size = p.integer("--batch-size", 0);
+    if (req.batch_size < 0 || (p.has("--batch-size") && req.batch_size == 0))
+        throw UserError("eval: --batch-size must be a positive integer");
+    req.token_dtype = p.value("--dtype").value_or("");
+    if (!req.token_dtype.empty() && req.token_dtype != "uint16" && req.token_dtype != "uint32")
+        throw UserError("eval: --dtype must be uint16 or uint32, got '" + req.token_dtype + "'");
+
+    CancellationToken cancel;
+    CancelOnSignal on_signal(cancel);
+    CliJobSink sink;
+    const EvalReport r = run_eval(req, sink, cancel);
+    sink.finish_line();
+    if (p.has("--json")) {
+        nlohmann::json j = metrics_json(r.overall);
+        j["seconds"] = r.seconds;
+        j["model"] = r.model_path;
+        j["teacher"] = req.teacher.empty() ? nlohmann::json(nullptr) : nlohmann::json(req.teacher);
+        j["data"] = req.data;
+        j["split"] = r.split;
+        nlohmann::json domains = nlohmann::json::object();
+        for (const auto& [name, m] : r.domains) domains[name] = metrics_json(m);
+        j["domains"] = domains;
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        print_text(req, r);
+    }
+    return 0;
+}
+
+}  // namespace
+
+Command eval_command() {
+    return Command{"eval", kUsage, "evaluate a model on data: loss, perplexity, exact match, accuracy, KL to a teacher",
+                   run};
+}
+
+}  // namespace ql::cli

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The built-in demo model (ARCHITECTURE.md "Built-in demo"): the demo decoder trained by
+// QuantLab on the synthetic arithmetic tasks, cached as an HF folder (config.json,
+// model.safetensors, quantlab.json) that `quantlab-cli eval demo` and the GUI open. Facade
+// header: plain types only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/jobs/job.h"
+
+namespace ql {
+
+// $XDG_CACHE_HOME/quantlab/demo, or ~/.cache/quantlab/demo when XDG_CACHE_HOME is unset or
+// empty (XDG Base Directory Specification).
+std::string demo_model_dir();
+
+// True when `folder` holds a complete demo model (quantlab.json is written last).
+bool demo_model_complete(const std::string& folder);
+
+struct DemoRequest {
+    std::string out_dir;     // "" = demo_model_dir()
+    bool force = false;      // retrain even when a complete model is there
+    int64_t steps = 0;       // 0 = the full schedule (docs/DATA.md); tests train a few steps
+    uint64_t seed = 0;       // model initialisation and training problems
+    int threads = 0;         // intra-op threads while training; 0 = the default (docs/BENCHMARKS.md)
+};
+
+struct DemoReport {
+    std::string out_dir;
+    bool cached = false;          // nothing trained: the folder already held a complete model
+    int64_t steps = 0;
+    int64_t batch_size = 0;
+    int threads = 0;
+    double train_seconds = 0;     // training steps only
+    double seconds = 0;           // everything (training, final evaluation, saving)
+    int64_t parameter_count = 0;
+    double exact_match = 0;       // held-out validation problems, all operations
+    std::vector<std::pair<std::string, double>> domain_exact_match;  // "+", "-", "*"
+    int64_t validation_examples = 0;
+};
+
+// Trains (unless cached) and saves the demo. Reports progress ("train", "eval", "save"),
+// metrics (train/loss, train/lr, train/grad_norm, eval/exact_match, eval/exact_match/+ ...) and
+// the saved folder as artifact "model". Cancellation leaves any previous complete model intact.
+DemoReport build_demo(const DemoRequest& request, JobSink& sink, const CancellationToken& cancel);
+
+// Reads the training record of a complete demo folder (quantlab.json); UserError otherwise.
+DemoReport read_demo_record(const std::string& folder);
+
+}  // namespace ql

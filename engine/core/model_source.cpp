@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/core/model_source.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/api/demo_api.h"
+#include "engine/api/errors.h"
+#include "engine/data/synthetic_tasks.h"
+#include "engine/text/tokenizer.h"
+
+namespace ql {
+
+std::string resolve_model_path(const std::string& model) {
+    if (model != "demo") return model;
+    const std::string dir = demo_model_dir();
+    if (!demo_model_complete(dir))
+        throw UserError("demo: the demo model is not built yet (" + dir +
+                        "); run 'quantlab-cli demo' first (a few minutes on two cores)");
+    return dir;
+}
+
+namespace {
+
+// quantlab.json of a demo folder names the character vocabulary its ids belong to.
+bool uses_demo_vocabulary(const std::string& folder) {
+    std::ifstream in(folder + "/quantlab.json");
+    if (!in) return false;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.value("vocabulary", "") == "quantlab-synthetic-v1";
+}
+
+}  // namespace
+
+OpenedModel open_model(const std::string& model) {
+    OpenedModel m;
+    m.path = resolve_model_path(model);
+    m.model = load_hf_model(m.path);
+    const ModelConfig& c = m.model->config();
+    m.data.vocab_size = c.architecture == "mlp" || c.architecture == "cnn" ? 0 : c.vocab_size;
+    m.data.max_positions = c.max_positions;
+    m.data.model_name = model;
+    m.is_demo = uses_demo_vocabulary(m.path);
+    if (m.is_demo) {
+        m.data.encode_text = [](const std::string& text, const std::string& source) {
+            return synthetic_vocab::encode(text, source);
+        };
+        m.data.eos_id = synthetic_vocab::kEos;
+    }
+    else if (std::error_code ec; std::filesystem::exists(m.path + "/tokenizer.json", ec)) {
+        // Read when the model is opened, so a broken tokenizer.json is reported up front.
+        auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_file(m.path + "/tokenizer.json"));
+        m.data.encode_text = [tokenizer](const std::string& text, const std::string&) {
+            const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
+            return std::vector<int64_t>(ids.begin(), ids.end());
+        };
+        // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
+        if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
+    }
+    return m;
+}
+
+}  // namespace ql

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/data/dataset.h"
+
+#include <ATen/Functions.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/api/errors.h"
+#include "engine/api/nd_array.h"
+#include "engine/data/idx_file.h"
+#include "engine/data/text_corpus.h"
+#include "engine/data/token_file.h"
+
+namespace ql {
+namespace {
+
+at::Tensor long_tensor(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
+    return at::from_blob(const_cast<int64_t*>(v.data()), shape, at::kLong).clone();
+}
+
+// Files: the last max(1, n/10) of n >= 2 items are validation.
+std::pair<int64_t, int64_t> split_range(int64_t n, DataSplit split, const std::string& source) {
+    const int64_t n_val = n >= 2 ? std::max<int64_t>(1, n / 10) : 0;
+    switch (split) {
+        case DataSplit::All: return {0, n};
+        case DataSplit::Train: return {0, n - n_val};
+        case DataSplit::Validation:
+            if (n_val == 0)
+                throw UserError(source + ": " + std::to_string(n) +
+                                " item(s) are too few for a validation split (needs at least 2); use --split all");
+            return {n - n_val, n};
+    }
+    return {0, n};
+}
+
+Dataset take(Dataset d, int64_t samples) {
+    if (samples > 0 && samples < d.size()) return slice_dataset(d, 0, samples);
+    return d;
+}
+
+Dataset window_rows(const std::vector<int64_t>& tokens, int64_t rows, int64_t columns, DataSplit split,
+                    const std::string& source) {
+    if (columns < 2) throw UserError(source + ": sequences need at least 2 tokens, got " + std::to_string(columns));
+    const auto [begin, end] = split_range(rows, split, source);
+    const at::Tensor all = long_tensor(tokens, {rows, columns});
+    Dataset d;
+    d.kind = Dataset::Kind::Tokens;
+    d.name = source;
+    d.split = split;
+    d.inputs = all.slice(0, begin, end).slice(1, 0, columns - 1).contiguous();
+    d.targets = all.slice(0, begin, end).slice(1, 1, columns).contiguous();
+    return d;
+}
+
+Dataset load_images(const std::string& path, DataSplit split) {
+    const std::string labels_path = idx_labels_path_for(path);
+    std::error_code ec;
+    if (labels_path.empty() || !std::filesystem::exists(labels_path, ec))
+        throw UserError(path + ": no labels file for these images (expected " +
+                        (labels_path.empty() ? std::string("a name with 'images' in it, e.g. train-images-idx3-ubyte")
+                                             : labels_path) +
+                        ")");
+    IdxArray images = read_idx(path);
+    const IdxArray labels = read_idx(labels_path);
+    if (images.dims.size() != 3 && images.dims.size() != 4)
+        throw UserError(path + ": images must have 3 dimensions [N, H, W] or 4 [N, C, H, W], got " +
+                        std::to_string(images.dims.size()));
+    if (labels.dims.size() != 1 || labels.dims[0] != images.dims[0])
+        throw UserError(labels_path + ": expected " + std::to_string(images.dims[0]) + " labels (one per image in " +
+                        path + "), got shape " + shape_string(labels.dims));
+    std::vector<int64_t> shape = images.dims;
+    if (shape.size() == 3) shape.insert(shape.begin() + 1, 1);
+    const int64_t n = shape[0];
+    const auto [begin, end] = split_range(n, split, path);
+    const at::Tensor x = at::from_blob(images.data.data(), shape, at::kByte);
+    const at::Tensor y = at::from_blob(const_cast<uint8_t*>(labels.data.data()), {n}, at::kByte);
+    Dataset d;
+    d.kind = Dataset::Kind::Images;
+    d.name = path;
+    d.split = split;
+    d.inputs = x.slice(0, begin, end).to(at::kFloat).div_(255.0f);
+    d.targets = y.slice(0, begin, end).to(at::kLong);
+    return d;
+}
+
+}  // namespace
+
+Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, DataSplit split, uint64_t seed,
+                               int64_t count, int64_t first) {
+    const auto k = static_cast<int64_t>(domains.size());
+    // A domain listed r times gets r slots of every k problems; its problems are numbered across
+    // its slots, so repeats weight a domain without repeating problems.
+    Dataset d;
+    std::vector<int64_t> slot_domain(k), slot_rank(k), repeats(k);
+    for (int64_t j = 0; j < k; ++j) {
+        const std::string name = domain_name(domains[j]);
+        const auto it = std::find(d.domain_names.begin(), d.domain_names.end(), name);
+        slot_domain[j] = it - d.domain_names.begin();
+        if (it == d.domain_names.end()) d.domain_names.push_back(name);
+        slot_rank[j] = std::count(domains.begin(), domains.begin() + j, domains[j]);
+        repeats[j] = std::count(domains.begin(), domains.end(), domains[j]);
+    }
+    int64_t max_len = 0;
+    for (auto dom : domains) max_len = std::max(max_len, max_example_length(dom));
+    const int64_t t = max_len - 1;
+    std::vector<int64_t> inputs(count * t, synthetic_vocab::kPad), targets(count * t, Dataset::kIgnoreIndex),
+        domain(count);
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t problem = first + i, j = problem % k;
+        const auto index = static_cast<uint64_t>(problem / k * repeats[j] + slot_rank[j]);
+        const SyntheticExample e = generate_example(domains[j], split, seed, index);
+        const auto len = static_cast<int64_t>(e.tokens.size());
+        for (int64_t p = 0; p + 1 < len; ++p) {
+            inputs[i * t + p] = e.tokens[p];
+            if (p + 1 >= e.answer_begin) targets[i * t + p] = e.tokens[p + 1];
+        }
+        domain[i] = slot_domain[j];
+    }
+    d.kind = Dataset::Kind::Tokens;
+    d.split = split;
+    d.inputs = long_tensor(inputs, {count, t});
+    d.targets = long_tensor(targets, {count, t});
+    d.domains = long_tensor(domain, {count});
+    d.has_answers = true;
+    return d;
+}
+
+Dataset make_random_token_dataset(int64_t vocab_size, int64_t length, DataSplit split, uint64_t seed, int64_t count) {
+    const uint64_t key = mix64(mix64(seed) ^ (split == DataSplit::Validation ? 0x7A11DA7EULL : 0x7EA1ULL));
+    std::vector<int64_t> tokens(count * (length + 1));
+    for (size_t i = 0; i < tokens.size(); ++i)
+        tokens[i] = static_cast<int64_t>(mix64(key ^ mix64(i)) % static_cast<uint64_t>(vocab_size));
+    Dataset d = window_rows(tokens, count, length + 1, DataSplit::All, "synthetic:random-tokens");
+    d.split = split;
+    return d;
+}
+
+Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, DataSplit split,
+                            const std::string& source) {
+    const auto n_tokens = static_cast<int64_t>(tokens.size());
+    const int64_t n = n_tokens >= 1 ? (n_tokens - 1) / length : 0;
+    if (n == 0)
+        throw UserError(source + ": " + std::to_string(n_tokens) + " tokens are fewer than one window of " +
+                        std::to_string(length + 1) + " (sequence length " + std::to_string(length) +
+                        "); use a shorter --seq-len");
+    std::vector<int64_t> windows(n * (length + 1));
+    for (int64_t w = 0; w < n; ++w)
+        std::copy_n(tokens.begin() + w * length, length + 1, windows.begin() + w * (length + 1));
+    return window_rows(windows, n, length + 1, split, source);
+}
+
+Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count) {
+    Dataset s = d;
+    const int64_t end = std::min(d.size(), start + count);
+    s.inputs = d.inputs.slice(0, start, end);
+    s.targets = d.targets.slice(0, start, end);
+    if (d.domains.defined()) s.domains = d.domains.slice(0, start, end);
+    return s;
+}
+
+Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context) {
+    const std::string model = context.model_name.empty() ? "the model" : context.model_name;
+    if (options.samples < 0) throw UserError("data '" + spec + "': the number of samples must be positive");
+    if (options.sequence_length < 0) throw UserError("data '" + spec + "': the sequence length must be positive");
+    if (options.sequence_length > 0 && context.max_positions > 0 && options.sequence_length > context.max_positions)
+        throw UserError("data '" + spec + "': sequence length " + std::to_string(options.sequence_length) +
+                        " exceeds " + model + "'s " + std::to_string(context.max_positions) + " positions");
+    const int64_t positions = context.max_positions > 0 ? context.max_positions : 256;
+
+    if (is_synthetic_spec(spec)) {
+        const std::vector<SyntheticDomain> domains = parse_synthetic_spec(spec);
+        const DataSplit split = options.split.value_or(DataSplit::Validation);
+        if (context.vocab_size <= 0) throw UserError("data '" + spec + "' needs a token model; " + model + " takes images");
+        Dataset d;
+        if (domains.front() == SyntheticDomain::RandomTokens) {
+            const int64_t length = options.sequence_length ? options.sequence_length : std::min<int64_t>(positions, 64);
+            d = make_random_token_dataset(context.vocab_size, length, split, options.seed,
+                                          options.samples ? options.samples : 256);
+        } else {
+            if (context.vocab_size < synthetic_vocab::kSize)
+                throw UserError("data '" + spec + "' uses the demo vocabulary (" + std::to_string(synthetic_vocab::kSize) +
+                                " ids); " + model + " has only " + std::to_string(context.vocab_size));
+            int64_t longest = 0;
+            for (auto dom : domains) longest = std::max(longest, max_example_length(dom) - 1);
+            if (context.max_positions > 0 && longest > context.max_positions)
+                throw UserError("data '" + spec + "' needs " + std::to_string(longest) + " positions; " + model +
+                                " has " + std::to_string(context.max_positions));
+            d = make_synthetic_dataset(domains, split, options.seed, options.samples ? options.samples : 1500);
+        }
+        d.name = spec;
+        return d;
+    }
+
+    std::error_code ec;
+    if (!std::filesystem::exists(spec, ec))
+        throw UserError("data '" + spec + "': no such file or folder (built-in data start with 'synthetic:')");
+    const DataSplit split = options.split.value_or(DataSplit::All);
+    const int64_t length = options.sequence_length ? options.sequence_length : std::min<int64_t>(positions, 256);
+
+    if (!std::filesystem::is_directory(spec, ec) && is_token_file_path(spec)) {
+        if (context.vocab_size <= 0) throw UserError(spec + ": token data need a token model; " + model + " takes images");
+        const TokenFile f = read_token_file(spec, context.vocab_size, options.token_dtype);
+        if (f.rows > 0) {
+            if (context.max_positions > 0 && f.columns - 1 > context.max_positions)
+                throw UserError(spec + ": sequences of " + std::to_string(f.columns) + " tokens need " +
+                                std::to_string(f.columns - 1) + " positions; " + model + " has " +
+                                std::to_string(context.max_positions));
+            return take(window_rows(f.tokens, f.rows, f.columns, split, spec), options.samples);
+        }
+        return take(make_window_dataset(f.tokens, length, split, spec), options.samples);
+    }
+    if (!std::filesystem::is_directory(spec, ec) && looks_like_idx(spec)) {
+        if (context.vocab_size > 0) throw UserError(spec + ": image data need an image model (mlp, cnn); " + model + " takes tokens");
+        return take(load_images(spec, split), options.samples);
+    }
+    // Text: a file or a folder of .txt files.
+    if (context.vocab_size <= 0) throw UserError(spec + ": text data need a token model; " + model + " takes images");
+    if (!context.encode_text)
+        throw UserError(spec + ": " + model + " has no tokenizer for text data (tokenizer.json); use a pre-tokenized "
+                        ".npy/.bin file");
+    const std::vector<int64_t> tokens = tokenize_documents(read_text_documents(spec), context.encode_text, context.eos_id);
+    for (size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i] < 0 || tokens[i] >= context.vocab_size)
+            throw UserError(spec + ": the tokenizer produced id " + std::to_string(tokens[i]) + " outside " + model +
+                            "'s vocabulary of " + std::to_string(context.vocab_size));
+    return take(make_window_dataset(tokens, length, split, spec), options.samples);
+}
+
+}  // namespace ql

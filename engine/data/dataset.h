@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Data named the same way everywhere (CLI --data/--calib, recipes, GUI; docs/DATA.md): a path
+// (text file, folder of .txt, .npy/.bin token file, IDX image file) or a built-in spec
+// ("synthetic:arith", "synthetic:arith:*", "synthetic:copy", "synthetic:random-tokens" ...),
+// loaded into tensors that evaluation and training slice into batches.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/data/synthetic_tasks.h"
+
+namespace ql {
+
+// A loaded data set. Token data: inputs [N, T] int64 token ids, targets [N, T] int64 with the
+// next token at scored positions and kIgnoreIndex elsewhere (padding, prompts of synthetic
+// tasks). Image data: inputs [N, C, H, W] float32 in [0, 1], targets [N] int64 class labels.
+struct Dataset {
+    static constexpr int64_t kIgnoreIndex = -100;  // at::cross_entropy's default ignore_index
+
+    enum class Kind { Tokens, Images };
+    Kind kind = Kind::Tokens;
+    std::string name;   // the spec or path it was loaded from
+    DataSplit split = DataSplit::All;
+    at::Tensor inputs, targets;
+    // Per example: index into domain_names (synthetic tasks); undefined otherwise.
+    at::Tensor domains;
+    std::vector<std::string> domain_names;
+    // True when every example has one answer (synthetic tasks except random tokens): exact match
+    // is then defined (all scored positions right).
+    bool has_answers = false;
+
+    int64_t size() const { return inputs.defined() ? inputs.size(0) : 0; }
+};
+
+// Turns text into token ids for a model; throws UserError naming `source` on failure.
+using TextEncoder = std::function<std::vector<int64_t>(const std::string& text, const std::string& source)>;
+
+// What the model that will consume the data needs.
+struct DataContext {
+    int64_t vocab_size = 0;      // token ids must be < this (0: images)
+    int64_t max_positions = 0;   // longest sequence the model takes
+    TextEncoder encode_text;     // empty: text data is refused with a UserError
+    int64_t eos_id = -1;         // appended after every text document when >= 0
+    std::string model_name;      // for messages
+};
+
+struct DataOptions {
+    // Unset: validation for synthetic tasks (held-out problems), all for files.
+    std::optional<DataSplit> split;
+    // Examples / windows / images to use (0 = default: 1500 synthetic problems, 256 random-token
+    // sequences, every window / image of a file). Synthetic examples cycle through the domains.
+    int64_t samples = 0;
+    uint64_t seed = 0;             // synthetic problems and random tokens
+    int64_t sequence_length = 0;   // window length T for text and token streams, random tokens
+                                   // (0 = min(max_positions, 256); random tokens min(.., 64))
+    std::string token_dtype;       // nanoGPT .bin files: "uint16" | "uint32" ("" = infer)
+};
+
+Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context);
+
+// Synthetic problems as tensors (answers scored only): problems first .. first + count - 1 of
+// the stream; problem i is of domain i % k and that domain's problem i / k (k domains). A domain
+// listed r times takes r of every k slots (a weighted mix; its problems are numbered across its
+// slots, domain_names stays unique). Padded with <pad> to the longest domain. Training reads
+// consecutive ranges of one stream.
+Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, DataSplit split, uint64_t seed,
+                               int64_t count, int64_t first = 0);
+
+// `count` sequences of `length` + 1 uniform random ids in [0, vocab_size), every next token
+// scored. Train and validation use different streams of the same seed.
+Dataset make_random_token_dataset(int64_t vocab_size, int64_t length, DataSplit split, uint64_t seed, int64_t count);
+
+// A token stream cut into windows of length + 1 tokens with stride `length` (every token but
+// the first is predicted once). Split: the last max(1, n/10) of n >= 2 windows are validation,
+// the rest train. `source` names the file in errors.
+Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, DataSplit split,
+                            const std::string& source);
+
+// Rows [start, start + count) of a data set (a view; all fields sliced alike).
+Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count);
+
+}  // namespace ql

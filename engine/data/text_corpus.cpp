@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/data/text_corpus.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/api/errors.h"
+
+namespace ql {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path + ": cannot open");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+std::vector<TextDocument> read_text_documents(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw UserError(path + ": no such file or folder");
+    if (!fs::is_directory(path, ec)) return {TextDocument{path, read_text(path)}};
+    std::vector<std::string> files;
+    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file() && it->path().extension() == ".txt") files.push_back(it->path().string());
+    }
+    if (ec) throw UserError(path + ": cannot list the folder: " + ec.message());
+    if (files.empty()) throw UserError(path + ": the folder holds no .txt files");
+    std::sort(files.begin(), files.end());
+    std::vector<TextDocument> docs;
+    for (const auto& f : files) docs.push_back({f, read_text(f)});
+    return docs;
+}
+
+std::vector<int64_t> tokenize_documents(
+    const std::vector<TextDocument>& documents,
+    const std::function<std::vector<int64_t>(const std::string&, const std::string&)>& encode, int64_t eos_id) {
+    std::vector<int64_t> tokens;
+    for (const auto& d : documents) {
+        const std::vector<int64_t> t = encode(d.text, d.path);
+        tokens.insert(tokens.end(), t.begin(), t.end());
+        if (eos_id >= 0) tokens.push_back(eos_id);
+    }
+    return tokens;
+}
+
+}  // namespace ql

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/eval/evaluator.h"
+
+#include <ATen/Functions.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "engine/api/errors.h"
+#include "engine/api/nd_array.h"
+#include "engine/eval/metrics.h"
+
+namespace ql {
+namespace {
+
+struct Sums {
+    double nll = 0, kl = 0;
+    int64_t tokens = 0, examples = 0, exact = 0, agree = 0, correct = 0;
+};
+
+EvalMetrics finish(const Sums& s, const Dataset& data, bool with_teacher) {
+    EvalMetrics m;
+    m.tokens = s.tokens;
+    m.examples = s.examples;
+    const double n = static_cast<double>(std::max<int64_t>(1, s.tokens));
+    m.loss = s.tokens ? s.nll / n : std::nan("");
+    if (data.kind == Dataset::Kind::Tokens) {
+        m.ppl = std::exp(m.loss);
+        if (data.has_answers) m.exact_match = s.examples ? double(s.exact) / double(s.examples) : std::nan("");
+    } else {
+        m.accuracy = s.examples ? double(s.correct) / double(s.examples) : std::nan("");
+    }
+    if (with_teacher) {
+        m.kl = s.tokens ? s.kl / n : std::nan("");
+        m.agreement = s.tokens ? double(s.agree) / n : std::nan("");
+    }
+    return m;
+}
+
+std::vector<double> to_doubles(const at::Tensor& t) {
+    const at::Tensor c = t.to(at::kDouble).contiguous();
+    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+std::string shape_of(const at::Tensor& t) { return shape_string(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())); }
+
+at::Tensor model_input(Model& model, const at::Tensor& inputs) {
+    // The MLP takes flat feature vectors; images arrive as [B, C, H, W].
+    if (inputs.dim() == 4 && model.config().architecture == "mlp") return inputs.flatten(1);
+    return inputs;
+}
+
+}  // namespace
+
+EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,
+                    const CancellationToken& cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    c10::InferenceMode inference;
+    const int64_t n = data.size();
+    const bool images = data.kind == Dataset::Kind::Images;
+    const int64_t positions = images ? 1 : data.inputs.size(1);
+    const int64_t classes = images ? std::max<int64_t>(1, model.config().num_classes)
+                                   : std::max<int64_t>(1, model.config().vocab_size);
+    int64_t batch = options.batch_size;
+    if (batch <= 0) {
+        const int64_t tokens = std::clamp<int64_t>((int64_t{1} << 25) / classes, positions, 8192);
+        batch = std::max<int64_t>(1, tokens / positions);
+    }
+    const size_t n_domains = std::max<size_t>(1, data.domain_names.size());
+    std::vector<Sums> per_domain(n_domains);
+    sink.progress(0, n, "eval");
+    for (int64_t begin = 0; begin < n; begin += batch) {
+        cancel.throw_if_cancelled();
+        const Dataset b = slice_dataset(data, begin, batch);
+        const at::Tensor logits = model.forward(model_input(model, b.inputs));
+        const int64_t expected_dim = images ? 2 : 3;
+        if (logits.dim() != expected_dim)
+            throw UserError(data.name + ": the model gives outputs of " + std::to_string(logits.dim()) +
+                            " dimensions, not " + (images ? "class logits [batch, classes]" : "token logits [batch, positions, vocab]") +
+                            " (an encoder without a head cannot be evaluated on this data)");
+        const at::Tensor mask = scored_mask(b.targets);
+        const std::vector<double> nll = to_doubles(token_nll(logits, b.targets).sum(1));
+        const std::vector<double> tokens = to_doubles(mask.sum(1));
+        std::vector<double> exact, kl, agree, correct;
+        if (data.has_answers) exact = to_doubles(exact_match(logits, b.targets));
+        if (images) correct = to_doubles(logits.argmax(-1).eq(b.targets));
+        if (teacher) {
+            const at::Tensor t_logits = teacher->forward(model_input(*teacher, b.inputs));
+            if (t_logits.sizes() != logits.sizes())
+                throw UserError("teacher outputs " + shape_of(t_logits) + " but the model outputs " + shape_of(logits) +
+                                " for the same batch (different vocabulary or classes)");
+            kl = to_doubles(token_kl(t_logits, logits).masked_fill(~mask, 0.0).sum(1));
+            agree = to_doubles(top1_agreement(t_logits, logits).logical_and(mask).sum(1));
+        }
+        const std::vector<double> dom = data.domains.defined() ? to_doubles(b.domains) : std::vector<double>();
+        for (size_t i = 0; i < nll.size(); ++i) {
+            Sums& s = per_domain[dom.empty() ? 0 : static_cast<size_t>(dom[i])];
+            s.nll += nll[i];
+            s.tokens += static_cast<int64_t>(tokens[i]);
+            s.examples += 1;
+            if (!exact.empty()) s.exact += static_cast<int64_t>(exact[i]);
+            if (!correct.empty()) s.correct += static_cast<int64_t>(correct[i]);
+            if (teacher) {
+                s.kl += kl[i];
+                s.agree += static_cast<int64_t>(agree[i]);
+            }
+        }
+        sink.progress(std::min(n, begin + batch), n, "eval");
+    }
+    Sums total;
+    for (const Sums& s : per_domain) {
+        total.nll += s.nll;
+        total.kl += s.kl;
+        total.tokens += s.tokens;
+        total.examples += s.examples;
+        total.exact += s.exact;
+        total.agree += s.agree;
+        total.correct += s.correct;
+    }
+    EvalReport r;
+    r.overall = finish(total, data, teacher != nullptr);
+    if (data.domain_names.size() > 1 || (data.domain_names.size() == 1 && data.has_answers))
+        for (size_t d = 0; d < data.domain_names.size(); ++d)
+            r.domains.emplace_back(data.domain_names[d], finish(per_domain[d], data, teacher != nullptr));
+    r.split = split_name(data.split);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+}  // namespace ql

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli demo / eval / inspect as users run them: a demo trained for a few steps (the
+// hidden --steps option) into a private XDG cache, then evaluated and inspected as "demo".
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/app/cli_runner.h"
+
+extern char** environ;
+
+namespace ql::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One demo for every test (each runs in its own process under ctest): trained once into the
+// build folder's test cache, under a lock, and again whenever the CLI binary is newer.
+class CliDemoEval : public ::testing::Test {
+protected:
+    static std::string cache() { return fs::path(QUANTLAB_CLI).parent_path().parent_path() / "test-cache"; }
+    static std::string demo_dir() { return cache() + "/quantlab/demo"; }
+    void SetUp() override { setenv("XDG_CACHE_HOME", cache().c_str(), 1); }
+    static void ensure_demo() {
+        fs::create_directories(cache());
+        const int lock = open((cache() + "/lock").c_str(), O_RDWR | O_CREAT, 0644);
+        ASSERT_GE(lock, 0);
+        ASSERT_EQ(flock(lock, LOCK_EX), 0);
+        const std::string record = demo_dir() + "/quantlab.json";
+        if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(QUANTLAB_CLI)) {
+            const CliResult r = run_cli({"demo", "--force", "--steps", "3", "--json"});
+            EXPECT_EQ(r.exit_code, 0) << r.err;
+        }
+        close(lock);
+    }
+    static json run_json(const std::vector<std::string>& args) {
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return json::parse(r.out);
+    }
+};
+
+TEST_F(CliDemoEval, DemoBeforeItIsBuiltSaysHowToBuildIt) {
+    const std::string empty = make_temp_dir();
+    setenv("XDG_CACHE_HOME", empty.c_str(), 1);
+    const CliResult r = run_cli({"eval", "demo", "--data", "synthetic:arith"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("quantlab-cli demo"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(empty + "/quantlab/demo"), std::string::npos) << r.err;
+    fs::remove_all(empty);
+}
+
+TEST_F(CliDemoEval, DemoTrainsSavesAndIsCached) {
+    ensure_demo();
+    for (const char* f : {"config.json", "model.safetensors", "quantlab.json"})
+        EXPECT_TRUE(fs::exists(demo_dir() + "/" + f)) << f;
+    const json again = run_json({"demo", "--json"});
+    EXPECT_TRUE(again["cached"].get<bool>());
+    EXPECT_EQ(again["path"], demo_dir());
+    EXPECT_EQ(again["steps"], 3);
+    EXPECT_GT(again["parameter_count"].get<int64_t>(), 1000000);
+    EXPECT_EQ(again["domains"].size(), 3u);
+    const CliResult text = run_cli({"demo"});
+    EXPECT_EQ(text.exit_code, 0);
+    EXPECT_NE(text.out.find("cached"), std::string::npos) << text.out;
+}
+
+TEST_F(CliDemoEval, EvalJsonHasTheDocumentedKeysAndDomains) {
+    ensure_demo();
+    const json j = run_json({"eval", "demo", "--data", "synthetic:arith", "--samples", "30", "--json"});
+    for (const char* key : {"loss", "ppl", "exact_match", "accuracy", "kl", "agreement", "tokens", "seconds", "domains"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_TRUE(j["loss"].is_number());
+    EXPECT_NEAR(j["ppl"].get<double>(), std::exp(j["loss"].get<double>()), 1e-6 * j["ppl"].get<double>());
+    EXPECT_GE(j["exact_match"].get<double>(), 0.0);
+    EXPECT_LE(j["exact_match"].get<double>(), 1.0);
+    EXPECT_TRUE(j["accuracy"].is_null());
+    EXPECT_TRUE(j["kl"].is_null());
+    EXPECT_TRUE(j["agreement"].is_null());
+    EXPECT_EQ(j["tokens"], 30 * 5);
+    EXPECT_EQ(j["split"], "validation");
+    for (const char* op : {"+", "-", "*"}) {
+        ASSERT_TRUE(j["domains"].contains(op)) << op;
+        EXPECT_EQ(j["domains"][op]["examples"], 10);
+    }
+}
+
+TEST_F(CliDemoEval, TeacherKlAndAgreement) {
+    ensure_demo();
+    const json j = run_json({"eval", "demo", "--data", "synthetic:arith:*", "--teacher", "demo", "--samples", "12", "--json"});
+    EXPECT_NEAR(j["kl"].get<double>(), 0.0, 1e-6);
+    EXPECT_DOUBLE_EQ(j["agreement"].get<double>(), 1.0);
+    EXPECT_EQ(j["domains"].size(), 1u);
+    const CliResult text = run_cli({"eval", "demo", "--data", "synthetic:arith:*", "--teacher", "demo", "--samples", "12"});
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("top-1 agreement"), std::string::npos) << text.out;
+}
+
+TEST_F(CliDemoEval, RandomTokensTextAndFolderModels) {
+    ensure_demo();
+    const json r = run_json({"eval", "demo", "--data", "synthetic:random-tokens", "--samples", "4", "--json"});
+    EXPECT_TRUE(r["exact_match"].is_null());
+    EXPECT_EQ(r["tokens"], 4 * 32);  // the demo's 32 positions
+    EXPECT_TRUE(r["domains"].empty());
+
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/sums.txt") << "123+456=975\n321-123=891\n";
+    const json t = run_json({"eval", "demo", "--data", dir + "/sums.txt", "--seq-len", "8", "--json"});
+    EXPECT_EQ(t["tokens"], 16);  // 22 characters + <eos> -> 2 windows of 8 predictions
+    EXPECT_EQ(t["split"], "all");
+    std::ofstream(dir + "/bad.txt") << "HELLO";
+    const CliResult bad = run_cli({"eval", "demo", "--data", dir + "/bad.txt"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("bad.txt: line 1, column 1"), std::string::npos) << bad.err;
+
+    // A model folder given by path (a copy of the demo) works like "demo".
+    const json f = run_json({"eval", demo_dir(), "--data", "synthetic:arith:+", "--samples", "6", "--json"});
+    EXPECT_EQ(f["model"], demo_dir());
+    fs::remove_all(dir);
+}
+
+TEST_F(CliDemoEval, InspectListsLayersAndCounts) {
+    ensure_demo();
+    const json j = run_json({"inspect", "demo", "--json"});
+    EXPECT_EQ(j["architecture"], "llama");
+    EXPECT_TRUE(j["demo"].get<bool>());
+    const json d = run_json({"demo", "--json"});
+    EXPECT_EQ(j["parameter_count"], d["parameter_count"]);
+    int64_t sum = 0;
+    for (const auto& p : j["parameters"]) sum += p["numel"].get<int64_t>();
+    EXPECT_EQ(sum, j["parameter_count"].get<int64_t>());
+    bool q_proj = false, head = false;
+    for (const auto& l : j["layers"]) {
+        q_proj |= l["name"] == "model.layers.0.self_attn.q_proj";
+        head |= l["name"] == "lm_head";
+    }
+    EXPECT_TRUE(q_proj);
+    EXPECT_TRUE(head);
+    const CliResult text = run_cli({"inspect", "demo"});
+    EXPECT_EQ(text.exit_code, 0);
+    EXPECT_NE(text.out.find("model.layers.3.mlp.down_proj"), std::string::npos) << text.out;
+}
+
+TEST_F(CliDemoEval, OutWritesElsewhere) {
+    const std::string out = make_temp_dir() + "/my-demo";
+    const json j = run_json({"demo", "--out", out, "--steps", "2", "--json"});
+    EXPECT_EQ(j["path"], out);
+    EXPECT_FALSE(j["cached"].get<bool>());
+    EXPECT_TRUE(fs::exists(out + "/model.safetensors"));
+    EXPECT_FALSE(fs::exists(out + ".partial"));
+    fs::remove_all(fs::path(out).parent_path());
+}
+
+TEST_F(CliDemoEval, BadArgumentsAreUserErrors) {
+    ensure_demo();
+    struct Case {
+        std::vector<std::string> args;
+        std::string fragment;
+    };
+    const std::vector<Case> cases = {
+        {{"eval", "demo"}, "missing required option --data"},
+        {{"eval", "--data", "synthetic:arith"}, "missing MODEL"},
+        {{"eval", "demo", "--data", "synthetic:nope"}, "data 'synthetic:nope'"},
+        {{"eval", "demo", "--data", "/no/such.txt"}, "/no/such.txt"},
+        {{"eval", "/no/model", "--data", "synthetic:arith"}, "/no/model"},
+        {{"eval", "demo", "--data", "synthetic:arith", "--split", "test"}, "split 'test'"},
+        {{"eval", "demo", "--data", "synthetic:arith", "--samples", "0"}, "--samples"},
+        {{"eval", "demo", "--data", "synthetic:arith", "--dtype", "int8"}, "--dtype"},
+        {{"inspect"}, "missing MODEL"},
+        {{"demo", "--steps", "-1"}, "--steps"},
+        {{"demo", "extra"}, "unexpected argument 'extra'"},
+    };
+    for (const auto& c : cases) {
+        const CliResult r = run_cli(c.args);
+        EXPECT_EQ(r.exit_code, 1) << c.fragment << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.fragment), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+}
+
+TEST_F(CliDemoEval, CtrlCCancelsTrainingAndKeepsThePreviousModel) {
+    const std::string dir = make_temp_dir(), out = dir + "/demo";
+    ASSERT_EQ(run_cli({"demo", "--out", out, "--steps", "1"}).exit_code, 0);
+    const std::string before = slurp(out + "/model.safetensors");
+    const std::string err = dir + "/stderr";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> args = {QUANTLAB_CLI, "demo", "--out", out, "--force", "--steps", "100000"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, QUANTLAB_CLI, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    // Wait until training has started (the first progress line), then interrupt.
+    for (int i = 0; i < 600 && slurp(err).find("[train]") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    EXPECT_NE(slurp(err).find("cancelled"), std::string::npos) << slurp(err);
+    EXPECT_EQ(slurp(out + "/model.safetensors"), before);
+    EXPECT_FALSE(fs::exists(out + ".partial"));
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ql::test

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <ATen/Functions.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/api/errors.h"
+#include "engine/data/dataset.h"
+#include "engine/data/idx_file.h"
+#include "engine/data/token_file.h"
+#include "engine/io/npy_file.h"
+
+namespace ql {
+namespace {
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/quantlab-data-XXXXXX";
+    return mkdtemp(tmpl);
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+}
+
+std::vector<int64_t> row(const at::Tensor& t, int64_t i) {
+    const at::Tensor r = t[i].contiguous();
+    return std::vector<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+}
+
+template <class F>
+void expect_user_error(F&& f, const std::string& fragment) {
+    try {
+        f();
+        ADD_FAILURE() << "no error; expected " << fragment;
+    } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+}
+
+DataContext token_model(int64_t vocab = 100, int64_t positions = 64) {
+    DataContext c;
+    c.vocab_size = vocab;
+    c.max_positions = positions;
+    c.model_name = "m";
+    return c;
+}
+
+TEST(Dataset, SyntheticTargetsScoreOnlyTheAnswer) {
+    const Dataset d = make_synthetic_dataset({SyntheticDomain::Add, SyntheticDomain::Mul}, DataSplit::Validation, 3, 4);
+    ASSERT_EQ(d.inputs.sizes(), (at::IntArrayRef{4, 13}));
+    EXPECT_TRUE(d.has_answers);
+    EXPECT_EQ(d.domain_names, (std::vector<std::string>{"+", "*"}));
+    EXPECT_EQ(row(d.domains.unsqueeze(0), 0), (std::vector<int64_t>{0, 1, 0, 1}));
+    for (int64_t i = 0; i < 4; ++i) {
+        const SyntheticExample e =
+            generate_example(i % 2 ? SyntheticDomain::Mul : SyntheticDomain::Add, DataSplit::Validation, 3, i / 2);
+        const std::vector<int64_t> in = row(d.inputs, i), tg = row(d.targets, i);
+        for (int64_t p = 0; p < 13; ++p) {
+            EXPECT_EQ(in[p], e.tokens[p]);
+            EXPECT_EQ(tg[p], p >= 8 ? e.tokens[p + 1] : Dataset::kIgnoreIndex) << p;  // 4 digits + <eos>
+        }
+    }
+}
+
+TEST(Dataset, SyntheticStreamRangesAreConsecutive) {
+    const auto domains = parse_synthetic_spec("synthetic:arith");
+    const Dataset whole = make_synthetic_dataset(domains, DataSplit::Train, 9, 10);
+    const Dataset tail = make_synthetic_dataset(domains, DataSplit::Train, 9, 4, 6);
+    EXPECT_TRUE(at::equal(whole.inputs.slice(0, 6, 10), tail.inputs));
+    EXPECT_TRUE(at::equal(whole.domains.slice(0, 6, 10), tail.domains));
+}
+
+TEST(Dataset, RepeatedDomainsWeightTheMixWithoutRepeatingProblems) {
+    using D = SyntheticDomain;
+    const Dataset d = make_synthetic_dataset({D::Add, D::Mul, D::Mul}, DataSplit::Train, 4, 9);
+    EXPECT_EQ(d.domain_names, (std::vector<std::string>{"+", "*"}));
+    EXPECT_EQ(row(d.domains.unsqueeze(0), 0), (std::vector<int64_t>{0, 1, 1, 0, 1, 1, 0, 1, 1}));
+    // The multiplications are that domain's problems 0..5, in order.
+    int64_t k = 0;
+    for (int64_t i = 0; i < 9; ++i) {
+        if (i % 3 == 0) continue;
+        const SyntheticExample e = generate_example(D::Mul, DataSplit::Train, 4, k++);
+        EXPECT_EQ(row(d.inputs, i), std::vector<int64_t>(e.tokens.begin(), e.tokens.end() - 1));
+    }
+}
+
+TEST(Dataset, RandomTokensAreUniformDeterministicAndSplitBySeed) {
+    const Dataset a = make_random_token_dataset(50, 16, DataSplit::Train, 1, 200);
+    const Dataset b = make_random_token_dataset(50, 16, DataSplit::Train, 1, 200);
+    const Dataset v = make_random_token_dataset(50, 16, DataSplit::Validation, 1, 200);
+    EXPECT_TRUE(at::equal(a.inputs, b.inputs));
+    EXPECT_FALSE(at::equal(a.inputs, v.inputs));
+    EXPECT_EQ(a.inputs.sizes(), (at::IntArrayRef{200, 16}));
+    EXPECT_TRUE(at::equal(a.inputs.slice(1, 1, 16), a.targets.slice(1, 0, 15)));
+    EXPECT_GE(a.inputs.min().item<int64_t>(), 0);
+    EXPECT_LT(a.inputs.max().item<int64_t>(), 50);
+    const at::Tensor counts = at::bincount(a.inputs.flatten(), {}, 50);
+    EXPECT_GT(counts.min().item<int64_t>(), 20);  // 64 expected per id
+    EXPECT_FALSE(a.has_answers);
+}
+
+TEST(Dataset, WindowsPredictEveryTokenOnceAndSplitTheTail) {
+    std::vector<int64_t> tokens(101);
+    for (int64_t i = 0; i < 101; ++i) tokens[i] = i;
+    const Dataset all = make_window_dataset(tokens, 10, DataSplit::All, "t");
+    ASSERT_EQ(all.size(), 10);
+    EXPECT_EQ(row(all.inputs, 3), (std::vector<int64_t>{30, 31, 32, 33, 34, 35, 36, 37, 38, 39}));
+    EXPECT_EQ(row(all.targets, 3), (std::vector<int64_t>{31, 32, 33, 34, 35, 36, 37, 38, 39, 40}));
+    const Dataset train = make_window_dataset(tokens, 10, DataSplit::Train, "t");
+    const Dataset val = make_window_dataset(tokens, 10, DataSplit::Validation, "t");
+    EXPECT_EQ(train.size(), 9);
+    EXPECT_EQ(val.size(), 1);
+    EXPECT_EQ(row(val.inputs, 0).front(), 90);
+    expect_user_error([&] { make_window_dataset(std::vector<int64_t>(5, 1), 10, DataSplit::All, "short.txt"); },
+                      "short.txt: 5 tokens are fewer than one window");
+    expect_user_error([&] { make_window_dataset(std::vector<int64_t>(12, 1), 10, DataSplit::Validation, "one.txt"); },
+                      "too few for a validation split");
+}
+
+TEST(Dataset, TokenFilesNpyAndNanoGptBin) {
+    const std::string dir = temp_dir();
+    // .npy uint16 stream, int32 2-D sequences, and a raw uint16 .bin as nanoGPT writes it.
+    NdArray stream = NdArray::zeros(DType::UInt16, {33});
+    for (int i = 0; i < 33; ++i) stream.as<uint16_t>()[i] = static_cast<uint16_t>(i * 3);
+    write_npy(dir + "/stream.npy", stream);
+    NdArray rows = NdArray::zeros(DType::Int32, {4, 9});
+    for (int i = 0; i < 36; ++i) rows.as<int32_t>()[i] = i;
+    write_npy(dir + "/rows.npy", rows);
+    std::string bin;
+    for (int i = 0; i < 33; ++i) {
+        bin += static_cast<char>((i * 3) & 0xFF);
+        bin += static_cast<char>(0);
+    }
+    write_bytes(dir + "/train.bin", bin);
+
+    DataOptions o;
+    o.sequence_length = 8;
+    const Dataset s = load_dataset(dir + "/stream.npy", o, token_model());
+    EXPECT_EQ(s.size(), 4);
+    EXPECT_EQ(row(s.targets, 1).back(), 48);
+    const Dataset b = load_dataset(dir + "/train.bin", o, token_model());
+    EXPECT_TRUE(at::equal(s.inputs, b.inputs));
+    const Dataset r = load_dataset(dir + "/rows.npy", DataOptions{}, token_model());
+    ASSERT_EQ(r.inputs.sizes(), (at::IntArrayRef{4, 8}));
+    EXPECT_EQ(row(r.targets, 2).front(), 19);
+
+    o.token_dtype = "uint32";  // 66 bytes are not whole uint32 ids
+    expect_user_error([&] { load_dataset(dir + "/train.bin", o, token_model()); }, "not a whole number of uint32");
+    expect_user_error([&] { load_dataset(dir + "/stream.npy", DataOptions{}, token_model(90)); },
+                      "token 30 is 90, outside the model's vocabulary [0, 90)");
+    EXPECT_EQ(read_token_file(dir + "/train.bin", 0, "").tokens.size(), 33u);
+    NdArray floats = NdArray::zeros(DType::Float32, {4});
+    write_npy(dir + "/f.npy", floats);
+    expect_user_error([&] { read_token_file(dir + "/f.npy", 10, ""); }, "must be int32, int64, uint16 or uint32");
+}
+
+TEST(Dataset, TextFilesAndFoldersThroughTheModelsEncoder) {
+    const std::string dir = temp_dir();
+    std::filesystem::create_directories(dir + "/corpus/sub");
+    write_bytes(dir + "/corpus/b.txt", "bbbb");
+    write_bytes(dir + "/corpus/a.txt", "aaaa");
+    write_bytes(dir + "/corpus/sub/c.txt", "cccc");
+    write_bytes(dir + "/corpus/ignored.md", "zzzz");
+    DataContext c = token_model(300);
+    c.encode_text = [](const std::string& text, const std::string&) {
+        return std::vector<int64_t>(text.begin(), text.end());
+    };
+    c.eos_id = 0;
+    DataOptions o;
+    o.sequence_length = 5;
+    const Dataset d = load_dataset(dir + "/corpus", o, c);
+    // a a a a <eos> b b b b <eos> c c c c <eos>: sorted by path, 15 tokens, 2 windows of 6.
+    ASSERT_EQ(d.size(), 2);
+    EXPECT_EQ(row(d.inputs, 0), (std::vector<int64_t>{'a', 'a', 'a', 'a', 0}));
+    EXPECT_EQ(row(d.inputs, 1), (std::vector<int64_t>{'b', 'b', 'b', 'b', 0}));
+    EXPECT_EQ(row(d.targets, 1).back(), 'c');
+
+    c.encode_text = nullptr;
+    expect_user_error([&] { load_dataset(dir + "/corpus/a.txt", o, c); }, "has no tokenizer");
+    std::filesystem::create_directories(dir + "/empty");
+    c.encode_text = [](const std::string&, const std::string&) { return std::vector<int64_t>{1}; };
+    expect_user_error([&] { load_dataset(dir + "/empty", o, c); }, "holds no .txt files");
+}
+
+TEST(Dataset, IdxImagesWithTheirLabels) {
+    const std::string dir = temp_dir();
+    IdxArray images, labels;
+    images.dims = {10, 4, 4};
+    for (int i = 0; i < 160; ++i) images.data.push_back(static_cast<uint8_t>(i % 256));
+    labels.dims = {10};
+    for (int i = 0; i < 10; ++i) labels.data.push_back(static_cast<uint8_t>(i % 3));
+    write_idx(dir + "/train-images-idx3-ubyte", images);
+    write_idx(dir + "/train-labels-idx1-ubyte", labels);
+    DataContext image_model;
+    const Dataset d = load_dataset(dir + "/train-images-idx3-ubyte", DataOptions{}, image_model);
+    EXPECT_EQ(d.kind, Dataset::Kind::Images);
+    ASSERT_EQ(d.inputs.sizes(), (at::IntArrayRef{10, 1, 4, 4}));
+    EXPECT_FLOAT_EQ(d.inputs[0][0][0][1].item<float>(), 1.0f / 255.0f);
+    EXPECT_EQ(d.targets[4].item<int64_t>(), 1);
+    DataOptions val;
+    val.split = DataSplit::Validation;
+    EXPECT_EQ(load_dataset(dir + "/train-images-idx3-ubyte", val, image_model).size(), 1);
+
+    labels.dims = {9};
+    labels.data.pop_back();
+    write_idx(dir + "/train-labels-idx1-ubyte", labels);
+    expect_user_error([&] { load_dataset(dir + "/train-images-idx3-ubyte", DataOptions{}, image_model); },
+                      "train-labels-idx1-ubyte: expected 10 labels");
+    std::filesystem::rename(dir + "/train-images-idx3-ubyte", dir + "/digits.idx");
+    expect_user_error([&] { load_dataset(dir + "/digits.idx", DataOptions{}, image_model); }, "no labels file");
+    expect_user_error([&] { load_dataset(dir + "/digits.idx", DataOptions{}, token_model()); }, "need an image model");
+}
+
+TEST(Dataset, SpecErrorsNameTheSpec) {
+    expect_user_error([] { load_dataset("/no/such/file.txt", DataOptions{}, token_model()); },
+                      "data '/no/such/file.txt': no such file or folder");
+    expect_user_error([] { load_dataset("synthetic:arith", DataOptions{}, token_model(40)); }, "only 40");
+    expect_user_error([] { load_dataset("synthetic:arith", DataOptions{}, token_model(48, 8)); }, "needs 13 positions");
+    DataOptions o;
+    o.sequence_length = 100;
+    expect_user_error([&] { load_dataset("synthetic:random-tokens", o, token_model()); }, "exceeds m's 64 positions");
+    DataOptions defaults;
+    const Dataset d = load_dataset("synthetic:arith:*", defaults, token_model(48, 32));
+    EXPECT_EQ(d.size(), 1500);
+    EXPECT_EQ(d.split, DataSplit::Validation);
+    EXPECT_EQ(load_dataset("synthetic:random-tokens", defaults, token_model(48, 32)).inputs.size(1), 32);
+}
+
+}  // namespace
+}  // namespace ql
