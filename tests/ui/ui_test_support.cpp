@@ -21,6 +21,8 @@ public:
         static int argc = 1;
         static char name[] = "quantlab_ui_tests";
         static char* argv[] = {name, nullptr};
+        // Offscreen unless the caller asks for a platform (QT_QPA_PLATFORM=xcb under xvfb-run).
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
         m_app = std::make_unique<QApplication>(argc, argv);
         QApplication::setOrganizationName(QStringLiteral("QuantLabTests"));
         QApplication::setApplicationName(QStringLiteral("QuantLabTests"));
