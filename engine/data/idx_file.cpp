@@ -7,6 +7,7 @@
 
 #include "engine/api/errors.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace {
@@ -25,14 +26,6 @@ const char* type_name(uint8_t t) {
         case 0x0E: return "float64";
         default: return nullptr;
     }
-}
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 }  // namespace
@@ -76,7 +69,7 @@ IdxArray parse_idx(const std::string& bytes, const std::string& name) {
     return a;
 }
 
-IdxArray read_idx(const std::string& path) { return parse_idx(read_all(path), path); }
+IdxArray read_idx(const std::string& path) { return parse_idx(read_whole_file(path, "IDX file"), path); }
 
 std::string serialize_idx(const IdxArray& a) {
     std::string out;

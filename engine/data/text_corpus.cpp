@@ -7,26 +7,15 @@
 #include <sstream>
 
 #include "engine/api/errors.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-}  // namespace
-
 std::vector<TextDocument> read_text_documents(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw UserError(path + ": no such file or folder");
-    if (!fs::is_directory(path, ec)) return {TextDocument{path, read_text(path)}};
+    if (!fs::is_directory(path, ec)) return {TextDocument{path, read_whole_file(path, "text file")}};
     std::vector<std::string> files;
     for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -36,7 +25,7 @@ std::vector<TextDocument> read_text_documents(const std::string& path) {
     if (files.empty()) throw UserError(path + ": the folder holds no .txt files");
     std::sort(files.begin(), files.end());
     std::vector<TextDocument> docs;
-    for (const auto& f : files) docs.push_back({f, read_text(f)});
+    for (const auto& f : files) docs.push_back({f, read_whole_file(f, "text file")});
     return docs;
 }
 

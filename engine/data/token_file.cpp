@@ -7,6 +7,7 @@
 
 #include "engine/api/errors.h"
 #include "engine/io/npy_file.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace {
@@ -63,11 +64,7 @@ TokenFile read_token_file(const std::string& path, int64_t vocab_size, const std
         if (dtype.empty()) dtype = vocab_size > 65536 ? "uint32" : "uint16";
         if (dtype != "uint16" && dtype != "uint32")
             throw UserError(path + ": --dtype must be uint16 or uint32 for a raw .bin token file, got '" + dtype + "'");
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw UserError(path + ": cannot open");
-        std::stringstream ss;
-        ss << in.rdbuf();
-        const std::string bytes = ss.str();
+        const std::string bytes = read_whole_file(path, "token file");
         const size_t width = dtype == "uint16" ? 2 : 4;
         if (bytes.size() % width != 0)
             throw UserError(path + ": " + std::to_string(bytes.size()) + " bytes is not a whole number of " + dtype +

@@ -11,6 +11,7 @@
 
 #include "engine/api/errors.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace {
@@ -191,12 +192,7 @@ std::string serialize_npy(const NdArray& a) {
 }
 
 NdArray read_npy(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw UserError(path + ": read error");
-    return parse_npy(ss.str(), path);
+    return parse_npy(read_whole_file(path), path);
 }
 
 void write_npy(const std::string& path, const NdArray& array) { write_file_atomically(path, serialize_npy(array)); }

@@ -12,6 +12,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/utf8.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace {
@@ -43,12 +44,7 @@ std::string read_index(const std::string& path) {
     const auto size = fs::file_size(path, ec);
     if (ec) throw UserError(path + ": cannot open: " + ec.message());
     if (size > kMaxIndexSize) fail(path, "the file has " + std::to_string(size) + " bytes, more than an index can need");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw UserError(path + ": read error");
-    return ss.str();
+    return read_whole_file(path);
 }
 
 std::string shard_name(const std::string& base, size_t i, size_t n) {

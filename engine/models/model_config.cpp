@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/api/errors.h"
+#include "engine/io/whole_file.h"
 
 namespace ql {
 namespace {
@@ -303,12 +304,7 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
 }
 
 ModelConfig read_hf_config(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open the model config");
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (in.bad()) throw UserError(path + ": cannot read the model config");
-    return parse_hf_config(s.str(), path);
+    return parse_hf_config(read_whole_file(path, "model config"), path);
 }
 
 }  // namespace ql

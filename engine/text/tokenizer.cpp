@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/api/errors.h"
+#include "engine/io/whole_file.h"
 #include "engine/text/added_vocabulary.h"
 #include "engine/text/tokenizer_components.h"
 #include "engine/text/unicode_text.h"
@@ -27,15 +28,6 @@ struct Tokenizer::Impl {
 };
 
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot open tokenizer file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw UserError(path + ": cannot read tokenizer file");
-    return ss.str();
-}
 
 const Json& field(const Json& root, const char* key) {
     static const Json null;
@@ -115,7 +107,7 @@ void read_tokenizer_config(Tokenizer::Impl& impl, const std::string& path) {
     if (!probe) return;
     Json config;
     try {
-        config = Json::parse(read_file(path));
+        config = Json::parse(read_whole_file(path, "tokenizer file"));
     } catch (const Json::exception& e) {
         throw UserError(path + ": not valid JSON: " + e.what());
     }
@@ -190,7 +182,7 @@ Tokenizer Tokenizer::from_json(const std::string& json_text, const std::string& 
 }
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-    Tokenizer t = from_json(read_file(path), path);
+    Tokenizer t = from_json(read_whole_file(path, "tokenizer file"), path);
     const size_t slash = path.find_last_of('/');
     read_tokenizer_config(*t.impl_, (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "tokenizer_config.json");
     return t;
