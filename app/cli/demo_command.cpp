@@ -16,7 +16,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli demo [--out DIR] [--force] [--json]\n\n"
-    "Trains the demo decoder (a 1.6 M-parameter Llama) on the synthetic arithmetic tasks (+, -, *) and\n"
+    "Trains the demo decoder (a 1.2 M-parameter Llama) on the synthetic arithmetic tasks (+, -, *) and\n"
     "saves it as an HF folder (config.json, model.safetensors, quantlab.json) in DIR, by default\n"
     "$XDG_CACHE_HOME/quantlab/demo (~/.cache/quantlab/demo), where 'demo' as a MODEL argument finds it.\n"
     "A complete model already there is reused unless --force. Takes a few minutes on two cores;\n"

@@ -29,9 +29,12 @@ DemoTrainingConfig demo_training_config() {
     c.model = demo_decoder_config(synthetic_vocab::kSize);
     // RoPE base 30 instead of 10000: the problems are 14 tokens long, and with the usual base
     // only the first few frequency pairs turn noticeably over 14 positions, so attention needs
-    // many more steps to find digits by their offset (measured: docs/BENCHMARKS.md).
+    // many more steps to find digits by their offset.
     c.model.rope_theta = 30.0;
     c.model.max_positions = 32;
+    // Three layers instead of four (1.20 M parameters): each step is ~25 % cheaper and the
+    // held-out exact match after 3200 steps was higher, 99.6 % against 99.1 % (docs/DATA.md).
+    c.model.num_layers = 3;
     // The three operations in turn. Multiplication is learnt last (it needs a product table);
     // giving it half the problems did not make it faster (docs/DATA.md).
     c.domains = {SyntheticDomain::Add, SyntheticDomain::Sub, SyntheticDomain::Mul};

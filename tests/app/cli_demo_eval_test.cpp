@@ -151,7 +151,7 @@ TEST_F(CliDemoEval, InspectListsLayersAndCounts) {
     EXPECT_TRUE(head);
     const CliResult text = run_cli({"inspect", "demo"});
     EXPECT_EQ(text.exit_code, 0);
-    EXPECT_NE(text.out.find("model.layers.3.mlp.down_proj"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("model.layers.2.mlp.down_proj"), std::string::npos) << text.out;
 }
 
 TEST_F(CliDemoEval, OutWritesElsewhere) {
