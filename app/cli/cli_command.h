@@ -23,6 +23,8 @@ Command fakequant_command();
 Command project_command();
 Command inspect_command();
 Command eval_command();
+Command ptq_command();
+Command sensitivity_command();
 Command demo_command();
 
 // Every command, in help order.

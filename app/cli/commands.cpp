@@ -9,6 +9,8 @@ const std::vector<Command>& all_commands() {
         fakequant_command(),
         inspect_command(),
         eval_command(),
+        ptq_command(),
+        sensitivity_command(),
         demo_command(),
         project_command(),
     };

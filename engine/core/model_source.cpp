@@ -10,6 +10,7 @@
 #include "engine/api/demo_api.h"
 #include "engine/api/errors.h"
 #include "engine/data/synthetic_tasks.h"
+#include "engine/quant/quantized_checkpoint.h"
 #include "engine/text/tokenizer.h"
 
 namespace ql {
@@ -39,6 +40,7 @@ OpenedModel open_model(const std::string& model) {
     OpenedModel m;
     m.path = resolve_model_path(model);
     m.model = load_hf_model(m.path);
+    m.quantization = load_quantization(*m.model, m.path);
     const ModelConfig& c = m.model->config();
     m.data.vocab_size = c.architecture == "mlp" || c.architecture == "cnn" ? 0 : c.vocab_size;
     m.data.max_positions = c.max_positions;

@@ -9,6 +9,7 @@
 
 #include "engine/data/dataset.h"
 #include "engine/models/model.h"
+#include "engine/quant/quantized_model.h"
 
 namespace ql {
 
@@ -18,12 +19,16 @@ struct OpenedModel {
     bool is_demo = false;   // the built-in demo (quantlab.json says so): character vocabulary
     DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab; else
                             // tokenizer.json when the folder has one)
+    // A QuantLab quantized checkpoint (quantized_checkpoint.h): its quantizers, installed into
+    // `model` (declared after it, so destroyed first). Null for FP models.
+    std::unique_ptr<QuantizedModel> quantization;
 };
 
 // "demo" -> the demo folder (a UserError telling to run `quantlab-cli demo` when it is not
 // built yet); anything else is returned unchanged.
 std::string resolve_model_path(const std::string& model);
 
+// A quantized checkpoint opens as its quantized model (quantizers installed, state restored).
 OpenedModel open_model(const std::string& model);
 
 }  // namespace ql

@@ -46,13 +46,13 @@ std::vector<double> to_doubles(const at::Tensor& t) {
 
 std::string shape_of(const at::Tensor& t) { return shape_string(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())); }
 
-at::Tensor model_input(Model& model, const at::Tensor& inputs) {
+}  // namespace
+
+at::Tensor model_input(const Model& model, const at::Tensor& inputs) {
     // The MLP takes flat feature vectors; images arrive as [B, C, H, W].
     if (inputs.dim() == 4 && model.config().architecture == "mlp") return inputs.flatten(1);
     return inputs;
 }
-
-}  // namespace
 
 EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,
                     const CancellationToken& cancel) {

@@ -18,6 +18,9 @@ struct EvalOptions {
     int64_t batch_size = 0;
 };
 
+// A data set's inputs as `model` takes them (the MLP reads images as flat vectors).
+at::Tensor model_input(const Model& model, const at::Tensor& inputs);
+
 // Runs under inference mode; reports progress(done examples, total, "eval") after every batch
 // and checks `cancel` before each. Fills report.overall, report.domains and report.seconds.
 EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,

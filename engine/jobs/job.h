@@ -5,8 +5,8 @@
 //   void run_something(const Config& config, JobSink& sink, const CancellationToken& cancel);
 //
 // - The job reports through the sink: progress(done, total, phase), metric(step, name, value),
-//   log(level, text), artifact(kind, path). Sinks are called from the job's thread; a GUI sink
-//   forwards through queued signals, the CLI sink prints.
+//   layer_metric(layer, name, value), log(level, text), artifact(kind, path). Sinks are called
+//   from the job's thread; a GUI sink forwards through queued signals, the CLI sink prints.
 // - It calls cancel.throw_if_cancelled() at least every ~100 ms of work (between batches, steps,
 //   layers), which throws JobCancelled. Whatever the job wrote stays consistent (files are
 //   written atomically), so the caller only reports the cancellation.
@@ -35,6 +35,9 @@ public:
     // Names are stable ("train/loss", "train/lr", "eval/exact_match" ...). NaN/Inf are reported
     // as they are: a NaN loss is an event, never dropped.
     virtual void metric(int64_t /*step*/, const std::string& /*name*/, double /*value*/) {}
+    // A per-layer result ("output_sqnr_db", "weight_mse" ...) of an algorithm that works layer
+    // by layer (PTQ, sensitivity); the GUI's layer table and the project's layer stats.
+    virtual void layer_metric(const std::string& /*layer*/, const std::string& /*name*/, double /*value*/) {}
     virtual void log(LogLevel /*level*/, const std::string& /*text*/) {}
     // A file the job produced: kind "model", "checkpoint", "report" ...
     virtual void artifact(const std::string& /*kind*/, const std::string& /*path*/) {}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Records one CLI job as a run of a project file (--project P.qlab): the model and recipe, the
+// run with its config, every metric and per-layer metric the job reports (MetricWriter, so a GUI
+// can watch it live), the artifacts it produced and how it ended. The file is created when
+// missing. Forwards every report to the CLI's own sink as well.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/jobs/job.h"
+#include "projects/metric_writer.h"
+#include "projects/project_file.h"
+
+namespace ql::cli {
+
+struct ProjectRunInfo {
+    std::string kind;           // "ptq", "eval" ...
+    std::string name;           // shown in the project
+    std::string model_name, model_path;
+    std::string recipe_name, recipe_json;  // recipe_json empty: no recipe
+    std::string config_json = "{}";
+};
+
+class ProjectRunRecorder : public JobSink {
+public:
+    ProjectRunRecorder(const std::filesystem::path& project, const ProjectRunInfo& info, JobSink& forward);
+    ~ProjectRunRecorder() override;  // without finish(): the run is recorded as interrupted
+
+    void progress(int64_t done, int64_t total, const std::string& phase) override;
+    void metric(int64_t step, const std::string& name, double value) override;
+    void layer_metric(const std::string& layer, const std::string& name, double value) override;
+    void log(LogLevel level, const std::string& text) override;
+    void artifact(const std::string& kind, const std::string& path) override;
+
+    void finish(projects::RunStatus status, const std::string& message = {});
+    int64_t run_id() const { return run_id_; }
+
+private:
+    std::filesystem::path project_;
+    JobSink& forward_;
+    int64_t run_id_ = 0;
+    std::unique_ptr<projects::MetricWriter> writer_;
+    std::vector<std::pair<std::string, std::string>> artifacts_;
+};
+
+}  // namespace ql::cli

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli ptq MODEL --recipe R --calib D --out DIR [--project P.qlab]: post-training
+// quantization with a recipe; writes a quantized checkpoint folder that every command taking
+// MODEL reads back (docs/CLI.md "ptq", docs/RECIPES.md).
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/arg_parser.h"
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_job_sink.h"
+#include "app/cli/project_run_recorder.h"
+#include "engine/api/errors.h"
+#include "engine/api/ptq_api.h"
+
+namespace ql::cli {
+namespace {
+
+std::string usage() {
+    std::string presets;
+    for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
+    return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
+           "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32]\n\n"
+           "MODEL: an HF model folder, or 'demo'. R: a preset (" + presets + ") or a recipe JSON file (docs/RECIPES.md).\n"
+           "D: calibration data (docs/DATA.md; the training split of synthetic tasks), e.g. synthetic:arith.\n"
+           "DIR receives the quantized checkpoint (reloadable by eval, inspect, ptq ...) with ptq_report.json and\n"
+           "ptq_report.csv. --project records the run, its per-layer metrics and the checkpoint in a project file.\n"
+           "Ctrl-C cancels (exit code 130) and leaves no partial output.";
+}
+
+std::string db(double v) {
+    char buf[32];
+    if (!std::isfinite(v)) return v > 0 ? "inf" : "-";
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+void print_text(const PtqSummary& s) {
+    std::printf("model        %s\n", s.model_path.c_str());
+    std::printf("recipe       %s (%s)\n", s.recipe_name.c_str(), s.method.c_str());
+    std::printf("calibration  %s (%lld examples)\n", s.calibration.c_str(), static_cast<long long>(s.calibration_examples));
+    std::printf("\n%-40s %-24s %-26s %-11s %9s %9s\n", "layer", "weight", "input", "method", "SQNR dB", "RTN dB");
+    for (const PtqLayerSummary& l : s.layers)
+        std::printf("%-40s %-24s %-26s %-11s %9s %9s\n", l.layer.c_str(), l.weight_quantizer.c_str(),
+                    l.input_quantizer.c_str(), l.method.c_str(), db(l.output_sqnr_db).c_str(),
+                    db(l.rtn_output_sqnr_db).c_str());
+    std::printf("\nparameters   %lld (%lld quantized)\n", static_cast<long long>(s.parameters),
+                static_cast<long long>(s.quantized_parameters));
+    std::printf("size         %.3f bits/parameter, %.1f KiB (BF16: %.1f KiB)\n", s.bits_per_parameter, s.model_bytes / 1024.0,
+                s.fp16_bytes / 1024.0);
+    if (!s.out_dir.empty()) std::printf("written      %s\n", s.out_dir.c_str());
+    std::printf("seconds      %.2f\n", s.seconds);
+}
+
+int run(const std::vector<std::string>& args) {
+    ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype"},
+                {"--json", "--force"});
+    p.parse(args);
+    if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
+    if (p.positional().size() > 1) throw UserError("ptq: unexpected argument '" + p.positional()[1] + "'");
+    PtqRequest req;
+    req.model = p.positional()[0];
+    req.recipe = p.required("--recipe");
+    req.calibration = p.required("--calib");
+    req.out_dir = p.value("--out").value_or("");
+    req.force = p.has("--force");
+    auto positive = [&](const char* option, int64_t& out) {
+        out = p.integer(option, 0);
+        if (out < 0 || (p.has(option) && out == 0)) throw UserError(std::string("ptq: ") + option + " must be a positive integer");
+    };
+    positive("--samples", req.samples);
+    positive("--seq-len", req.sequence_length);
+    positive("--batch-size", req.batch_size);
+    const int64_t seed = p.integer("--seed", 0);
+    if (seed < 0) throw UserError("ptq: --seed must not be negative");
+    req.seed = static_cast<uint64_t>(seed);
+    req.token_dtype = p.value("--dtype").value_or("");
+
+    CancellationToken cancel;
+    CancelOnSignal on_signal(cancel);
+    CliJobSink cli_sink;
+    std::optional<ProjectRunRecorder> recorder;
+    if (const auto project = p.value("--project")) {
+        ProjectRunInfo info;
+        info.kind = "ptq";
+        info.name = req.recipe + " on " + req.model;
+        info.config_json = nlohmann::json({{"model", req.model},
+                                           {"recipe", req.recipe},
+                                           {"calib", req.calibration},
+                                           {"out", req.out_dir},
+                                           {"samples", req.samples},
+                                           {"seed", req.seed}})
+                               .dump();
+        recorder.emplace(*project, info, cli_sink);
+    }
+    JobSink& sink = recorder ? static_cast<JobSink&>(*recorder) : cli_sink;
+    PtqSummary s;
+    try {
+        s = run_ptq(req, sink, cancel);
+    } catch (const JobCancelled&) {
+        if (recorder) recorder->finish(projects::RunStatus::Cancelled);
+        throw;
+    } catch (const std::exception& e) {
+        if (recorder) recorder->finish(projects::RunStatus::Failed, e.what());
+        throw;
+    }
+    if (recorder) recorder->finish(projects::RunStatus::Completed);
+    cli_sink.finish_line();
+    if (p.has("--json"))
+        std::printf("%s", ptq_report_json(s).c_str());
+    else
+        print_text(s);
+    return 0;
+}
+
+}  // namespace
+
+Command ptq_command() {
+    return Command{"ptq", usage(), "post-training quantization with a recipe (RTN, SmoothQuant, AWQ, GPTQ); writes a checkpoint",
+                   run};
+}
+
+}  // namespace ql::cli

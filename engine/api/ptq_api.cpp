@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/ptq_api.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/api/errors.h"
+#include "engine/core/model_source.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/quant/quantized_checkpoint.h"
+#include "engine/quant/recipe.h"
+
+namespace ql {
+namespace {
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+PtqLayerSummary summary_of(const LayerPtqReport& r) {
+    PtqLayerSummary s;
+    s.layer = r.layer;
+    s.kind = r.kind;
+    s.weight_quantizer = r.weight_quantizer;
+    s.input_quantizer = r.input_quantizer;
+    s.method = r.method;
+    s.parameters = r.parameters;
+    s.weight_bits = r.weight_bits;
+    s.weight_mse = r.weight_mse;
+    s.output_mse = r.output_mse;
+    s.output_sqnr_db = r.output_sqnr_db;
+    s.rtn_output_sqnr_db = r.rtn_output_sqnr_db;
+    s.input_amax = r.input_amax;
+    s.input_clipped_fraction = r.input_clipped_fraction;
+    s.awq_alpha = r.awq_alpha;
+    s.gptq_proxy_loss = r.gptq_proxy_loss;
+    s.seconds = r.seconds;
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> recipe_preset_names() { return preset_names(); }
+
+std::string ptq_report_json(const PtqSummary& s) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const PtqLayerSummary& l : s.layers)
+        layers.push_back({{"layer", l.layer},
+                          {"kind", l.kind},
+                          {"weight_quantizer", l.weight_quantizer},
+                          {"input_quantizer", l.input_quantizer},
+                          {"method", l.method},
+                          {"parameters", l.parameters},
+                          {"weight_bits", l.weight_bits},
+                          {"weight_mse", finite_or_null(l.weight_mse)},
+                          {"output_mse", finite_or_null(l.output_mse)},
+                          {"output_sqnr_db", finite_or_null(l.output_sqnr_db)},
+                          {"rtn_output_sqnr_db", finite_or_null(l.rtn_output_sqnr_db)},
+                          {"input_amax", l.input_amax},
+                          {"input_clipped_fraction", l.input_clipped_fraction},
+                          {"awq_alpha", l.awq_alpha >= 0 ? nlohmann::json(l.awq_alpha) : nlohmann::json(nullptr)},
+                          {"gptq_proxy_loss", l.gptq_proxy_loss >= 0 ? nlohmann::json(l.gptq_proxy_loss) : nlohmann::json(nullptr)},
+                          {"seconds", l.seconds}});
+    nlohmann::json j = {{"model", s.model_path},
+                        {"recipe", s.recipe_name},
+                        {"method", s.method},
+                        {"calibration", s.calibration},
+                        {"calibration_examples", s.calibration_examples},
+                        {"parameters", s.parameters},
+                        {"quantized_parameters", s.quantized_parameters},
+                        {"bits_per_parameter", s.bits_per_parameter},
+                        {"model_bytes", s.model_bytes},
+                        {"fp16_bytes", s.fp16_bytes},
+                        {"seconds", s.seconds},
+                        {"layers", layers}};
+    return j.dump(2) + "\n";
+}
+
+std::string ptq_report_csv(const PtqSummary& s) {
+    std::ostringstream o;
+    o.precision(9);
+    o << "layer,kind,weight_quantizer,input_quantizer,method,parameters,weight_bits,weight_mse,output_mse,"
+         "output_sqnr_db,rtn_output_sqnr_db,input_amax,input_clipped_fraction,awq_alpha,gptq_proxy_loss,seconds\n";
+    for (const PtqLayerSummary& l : s.layers)
+        o << l.layer << ',' << l.kind << ',' << l.weight_quantizer << ',' << l.input_quantizer << ',' << l.method << ','
+          << l.parameters << ',' << l.weight_bits << ',' << l.weight_mse << ',' << l.output_mse << ',' << l.output_sqnr_db
+          << ',' << l.rtn_output_sqnr_db << ',' << l.input_amax << ',' << l.input_clipped_fraction << ','
+          << (l.awq_alpha >= 0 ? std::to_string(l.awq_alpha) : "") << ','
+          << (l.gptq_proxy_loss >= 0 ? std::to_string(l.gptq_proxy_loss) : "") << ',' << l.seconds << '\n';
+    return o.str();
+}
+
+PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    if (req.recipe.empty()) throw UserError("ptq: a recipe is required (a preset such as NVFP4_DEFAULT or a JSON file)");
+    if (req.calibration.empty()) throw UserError("ptq: calibration data is required (--calib)");
+    std::error_code ec;
+    if (!req.out_dir.empty() && !req.force && std::filesystem::exists(req.out_dir, ec))
+        throw UserError("ptq: " + req.out_dir + " already exists (pass --force to replace it)");
+    sink.progress(0, 0, "load");
+    // Everything is checked before any work: recipe syntax, the recipe against the model, data.
+    Recipe recipe = load_recipe(req.recipe);
+    OpenedModel opened = open_model(req.model);
+    if (opened.quantization)
+        throw UserError("ptq: " + opened.path + " is already quantized; quantize its source model instead");
+    auto quantized = std::make_unique<QuantizedModel>(*opened.model, recipe);
+    DataOptions data_options;
+    data_options.split = DataSplit::Train;  // calibrate on training data; evaluate on held-out data
+    data_options.samples = req.samples > 0 ? req.samples : recipe.calibration.samples;
+    data_options.seed = req.seed;
+    data_options.sequence_length = req.sequence_length > 0 ? req.sequence_length : recipe.calibration.sequence_length;
+    data_options.token_dtype = req.token_dtype;
+    const Dataset calibration = load_dataset(req.calibration, data_options, opened.data);
+    cancel.throw_if_cancelled();
+
+    PtqOptions options;
+    options.batch_size = req.batch_size > 0 ? req.batch_size : recipe.calibration.batch_size;
+    const PtqResult result = run_ptq_pipeline(*quantized, calibration, options, sink, cancel);
+
+    PtqSummary s;
+    s.model_path = opened.path;
+    s.recipe_name = recipe.name;
+    s.method = recipe.algorithm.method;
+    s.calibration = req.calibration;
+    s.out_dir = req.out_dir;
+    s.recipe_json = recipe_to_json(recipe);
+    s.calibration_examples = calibration.size();
+    s.parameters = result.size.parameters;
+    s.quantized_parameters = result.size.quantized_parameters;
+    s.bits_per_parameter = result.size.bits_per_parameter();
+    s.model_bytes = result.size.bytes();
+    s.fp16_bytes = 2.0 * static_cast<double>(result.size.parameters);
+    s.seconds = result.seconds;
+    for (const LayerPtqReport& r : result.layers) s.layers.push_back(summary_of(r));
+    if (!req.out_dir.empty()) {
+        cancel.throw_if_cancelled();
+        sink.progress(0, 1, "save");
+        save_quantized_checkpoint(*quantized, opened.path, req.out_dir, req.force,
+                                  {{"ptq_report.json", ptq_report_json(s)}, {"ptq_report.csv", ptq_report_csv(s)}});
+        sink.progress(1, 1, "save");
+        sink.artifact("model", req.out_dir);
+    }
+    return s;
+}
+
+}  // namespace ql

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Post-training quantization of a model with a recipe: the engine behind `quantlab-cli ptq` and
+// the GUI's PTQ run (docs/RECIPES.md). Facade header: plain types only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/jobs/job.h"
+
+namespace ql {
+
+struct PtqRequest {
+    std::string model;            // HF folder, QuantLab checkpoint, or "demo"
+    std::string recipe;           // preset name (NVFP4_DEFAULT ...) or recipe JSON file
+    std::string calibration;      // data path or built-in spec (docs/DATA.md); training split
+    std::string out_dir;          // the quantized checkpoint folder to write ("" = do not save)
+    bool force = false;           // replace an existing out_dir
+    int64_t samples = 0;          // calibration examples (0 = the recipe's calibration.samples)
+    int64_t sequence_length = 0;  // 0 = the recipe's, else the data's default
+    int64_t batch_size = 0;       // 0 = the recipe's
+    uint64_t seed = 0;            // synthetic calibration data
+    std::string token_dtype;      // raw .bin token files
+};
+
+// One layer's outcome (see engine/ptq/ptq_pipeline.h for the definitions).
+struct PtqLayerSummary {
+    std::string layer, kind, weight_quantizer, input_quantizer, method;
+    int64_t parameters = 0;
+    double weight_bits = 0, weight_mse = 0, output_mse = 0, output_sqnr_db = 0, rtn_output_sqnr_db = 0;
+    double input_amax = 0, input_clipped_fraction = 0, awq_alpha = -1, gptq_proxy_loss = -1, seconds = 0;
+};
+
+struct PtqSummary {
+    std::string model_path, recipe_name, method, calibration, out_dir;
+    std::string recipe_json;      // the recipe as applied (canonical JSON)
+    int64_t calibration_examples = 0;
+    int64_t parameters = 0, quantized_parameters = 0;
+    double bits_per_parameter = 0, model_bytes = 0, fp16_bytes = 0;
+    double seconds = 0;
+    std::vector<PtqLayerSummary> layers;
+};
+
+// Validates everything first (model, recipe against the model, data), then runs the pipeline
+// and writes out_dir (with ptq_report.json and ptq_report.csv) atomically. Progress phases:
+// "load", "calibrate", "smoothquant" / "awq" / "gptq", "measure", "save". UserError for bad
+// input; JobCancelled leaves no partial output.
+PtqSummary run_ptq(const PtqRequest& request, JobSink& sink, const CancellationToken& cancel);
+
+// The report files' contents.
+std::string ptq_report_json(const PtqSummary& s);
+std::string ptq_report_csv(const PtqSummary& s);
+
+// Names of the shipped recipe presets.
+std::vector<std::string> recipe_preset_names();
+
+}  // namespace ql

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/sensitivity_api.h"
+
+#include <chrono>
+
+#include "engine/api/errors.h"
+#include "engine/core/model_source.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/ptq/sensitivity.h"
+#include "engine/quant/recipe.h"
+
+namespace ql {
+namespace {
+
+struct Measured {
+    SensitivityResult result;
+    double bits_per_weight = 0;
+};
+
+Measured measure(const std::string& model, const Recipe& recipe, const Dataset& calibration, const Dataset& eval,
+                 JobSink& sink, const CancellationToken& cancel) {
+    OpenedModel opened = open_model(model);
+    QuantizedModel q(*opened.model, recipe);
+    PtqOptions o;
+    o.batch_size = recipe.calibration.batch_size;
+    run_ptq_pipeline(q, calibration, o, sink, cancel);
+    Measured m;
+    m.result = measure_sensitivity(q, eval, o.batch_size, sink, cancel);
+    const ModelSize s = q.size();
+    m.bits_per_weight = s.quantized_parameters ? s.quantized_bits / static_cast<double>(s.quantized_parameters) : 16.0;
+    return m;
+}
+
+}  // namespace
+
+SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (req.recipes.empty()) throw UserError("sensitivity: at least one recipe is required");
+    if (req.calibration.empty()) throw UserError("sensitivity: calibration data is required (--calib)");
+    if (req.bits_budget < 0) throw UserError("sensitivity: the bits budget must be positive");
+    if (req.bits_budget > 0 && req.recipes.size() < 1) throw UserError("sensitivity: the search needs candidate recipes");
+    std::vector<Recipe> recipes;
+    for (const std::string& r : req.recipes) recipes.push_back(load_recipe(r));
+    OpenedModel opened = open_model(req.model);
+    if (opened.quantization) throw UserError("sensitivity: " + opened.path + " is already quantized; use its source model");
+    for (const Recipe& r : recipes) QuantizedModel validate(*opened.model, r);  // every recipe fits, before any work
+    DataOptions co;
+    co.split = DataSplit::Train;
+    co.samples = req.samples > 0 ? req.samples : recipes.front().calibration.samples;
+    co.seed = req.seed;
+    const Dataset calibration = load_dataset(req.calibration, co, opened.data);
+    DataOptions eo;
+    eo.samples = req.eval_samples;
+    eo.seed = req.seed;
+    if (req.data.empty()) eo.split = DataSplit::Validation;
+    const Dataset eval = load_dataset(req.data.empty() ? req.calibration : req.data, eo, opened.data);
+
+    SensitivityReport report;
+    std::vector<Measured> measured;
+    std::vector<MixedPrecisionCandidate> candidates;
+    for (const Recipe& r : recipes) {
+        measured.push_back(measure(req.model, r, calibration, eval, sink, cancel));
+        report.recipes.push_back(r.name);
+        report.all_quantized_loss.push_back(measured.back().result.all_quantized_loss);
+        report.all_quantized_kl.push_back(measured.back().result.all_quantized_kl);
+        report.bits_per_weight.push_back(measured.back().bits_per_weight);
+        report.fp_loss = measured.back().result.fp_loss;
+    }
+    for (size_t k = 0; k < recipes.size(); ++k) candidates.push_back({recipes[k].name, &recipes[k], measured[k].result.layers});
+    // Rows: the layers of the first recipe; others add their values where they cover the layer.
+    for (const LayerSensitivity& l : measured.front().result.layers) {
+        SensitivityRow row;
+        row.layer = l.layer;
+        row.parameters = l.parameters;
+        for (const Measured& m : measured) {
+            double kl = -1, loss = 0, bits = 16.0 * static_cast<double>(l.parameters);
+            for (const LayerSensitivity& o : m.result.layers)
+                if (o.layer == l.layer) {
+                    kl = o.kl;
+                    loss = o.loss_delta;
+                    bits = o.weight_bits;
+                }
+            row.kl.push_back(kl);
+            row.loss_delta.push_back(loss);
+            row.weight_bits.push_back(bits);
+        }
+        report.layers.push_back(row);
+    }
+    if (req.bits_budget > 0) {
+        const MixedPrecisionChoice choice = choose_mixed_precision(candidates, req.bits_budget);
+        for (size_t i = 0; i < report.layers.size() && i < choice.chosen.size(); ++i) report.layers[i].chosen = choice.chosen[i].second;
+        report.mixed_recipe_json = recipe_to_json(choice.recipe);
+        report.mixed_bits_per_weight = choice.bits_per_weight;
+        report.mixed_predicted_kl = choice.predicted_kl;
+        const Recipe mixed = parse_recipe(report.mixed_recipe_json, "mixed precision search");
+        OpenedModel m = open_model(req.model);
+        QuantizedModel q(*m.model, mixed);
+        PtqOptions o;
+        o.batch_size = mixed.calibration.batch_size;
+        run_ptq_pipeline(q, calibration, o, sink, cancel);
+        const SensitivityResult r = measure_sensitivity(q, eval, o.batch_size, sink, cancel);
+        report.mixed_loss = r.all_quantized_loss;
+        report.mixed_kl = r.all_quantized_kl;
+    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return report;
+}
+
+}  // namespace ql

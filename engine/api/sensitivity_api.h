@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Layer sensitivity and automatic mixed precision: the engine behind `quantlab-cli sensitivity`
+// and the GUI's sensitivity view (docs/RECIPES.md "Sensitivity"). Facade header: plain types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/jobs/job.h"
+
+namespace ql {
+
+struct SensitivityRequest {
+    std::string model;                 // HF folder or "demo"
+    std::vector<std::string> recipes;  // one or more presets / recipe files (the candidates)
+    std::string calibration;           // calibration data (training split)
+    std::string data;                  // held-out data for the measurement ("" = the calibration spec's validation split)
+    int64_t samples = 0;               // calibration examples (0 = the recipe's)
+    int64_t eval_samples = 128;        // measurement examples
+    uint64_t seed = 0;
+    double bits_budget = 0;            // > 0: search a mixed-precision recipe within this many bits per weight
+};
+
+struct SensitivityRow {
+    std::string layer;
+    int64_t parameters = 0;
+    std::vector<double> kl, loss_delta, weight_bits;  // one per recipe, in request order
+    std::string chosen;                                // the search's choice ("none" = BF16), if searched
+};
+
+struct SensitivityReport {
+    std::vector<std::string> recipes;           // names
+    double fp_loss = 0;
+    std::vector<double> all_quantized_loss, all_quantized_kl, bits_per_weight;  // per recipe
+    std::vector<SensitivityRow> layers;
+    // The search (bits_budget > 0):
+    std::string mixed_recipe_json;
+    double mixed_bits_per_weight = 0, mixed_predicted_kl = 0, mixed_loss = 0, mixed_kl = 0;
+    double seconds = 0;
+};
+
+SensitivityReport run_sensitivity(const SensitivityRequest& request, JobSink& sink, const CancellationToken& cancel);
+
+}  // namespace ql

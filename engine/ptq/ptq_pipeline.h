@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Post-training quantization of a model whose quantizers are installed (QuantizedModel), as the
+// recipe's algorithm says (docs/RECIPES.md "Algorithms"):
+//   1. calibrate on the FP model: input amax, per-channel amax (SmoothQuant), input samples;
+//   2. smoothquant: s per group of layers reading one input, 1/s folded into the preceding norm
+//      where the model allows (else kept as pre_quant_scale), W *= s;
+//      awq: per layer, a pre_quant_scale search (and optional clipping) on the layer's inputs;
+//   3. static input scales from the calibrator (max, percentile, MSE, entropy), recalibrated
+//      after step 2 changed the inputs;
+//   4. gptq: block by block in forward order, each block's Hessians collected with the earlier
+//      blocks already quantized, weights pinned to GPTQ's result;
+//   5. every configured quantizer on; per-layer error against the FP layer on FP inputs.
+// A Job (engine/jobs/job.h): progress per phase ("calibrate", "smoothquant", "awq", "gptq",
+// "measure"), per-layer metrics through JobSink::layer_metric, cancellable between batches and
+// layers (the model is then partly modified: discard it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/data/dataset.h"
+#include "engine/jobs/job.h"
+#include "engine/quant/quantized_model.h"
+
+namespace ql {
+
+struct PtqOptions {
+    int64_t batch_size = 16;     // calibration examples per forward
+    int64_t sample_rows = 2048;  // input rows per layer kept for AWQ and the error report
+};
+
+// One layer's outcome. Errors compare the layer's output with the FP layer's on the same FP
+// calibration inputs (the sampled rows): sqnr_db = 10 log10(sum y^2 / sum (y - y_q)^2).
+struct LayerPtqReport {
+    std::string layer;
+    std::string kind;                 // linear | conv2d
+    std::string weight_quantizer;     // describe(): "int4 group 128", "off"
+    std::string input_quantizer;
+    std::string method;               // rtn | smoothquant | awq | gptq | - (not quantized)
+    int64_t parameters = 0;
+    double weight_bits = 0;           // storage bits of the weight, scales included
+    double weight_mse = 0;            // mean (W - Q(W))^2 of the weight the quantizer sees
+    double output_mse = 0;            // mean (y - y_q)^2
+    double output_sqnr_db = 0;
+    double rtn_output_sqnr_db = 0;    // the same layer with plain RTN weights (and unsmoothed inputs)
+    double input_amax = 0;            // calibrated static amax (0 = dynamic / none)
+    double input_clipped_fraction = 0;  // sampled inputs beyond the static amax
+    double awq_alpha = -1;            // AWQ's chosen grid point
+    double gptq_proxy_loss = -1;      // GPTQ's sum (w - q)^2 / d^2
+    double seconds = 0;               // time the algorithm spent on this layer
+};
+
+struct PtqResult {
+    std::vector<LayerPtqReport> layers;
+    ModelSize size;
+    double seconds = 0;
+};
+
+PtqResult run_ptq_pipeline(QuantizedModel& quantized, const Dataset& calibration, const PtqOptions& options,
+                           JobSink& sink, const CancellationToken& cancel);
+
+}  // namespace ql

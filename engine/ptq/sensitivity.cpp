@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/ptq/sensitivity.h"
+
+#include <ATen/Functions.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/api/errors.h"
+#include "engine/eval/evaluator.h"
+#include "engine/eval/metrics.h"
+#include "engine/quant/quant_plan.h"
+
+namespace ql {
+namespace {
+
+struct Switches {
+    std::vector<std::pair<bool, bool>> on;
+    explicit Switches(const QuantizedModel& q) {
+        for (const auto& l : q.layers()) on.emplace_back(l->weight_enabled(), l->input_enabled());
+    }
+    void restore(const QuantizedModel& q) const {
+        for (size_t i = 0; i < on.size(); ++i) {
+            q.layers()[i]->set_weight_enabled(on[i].first);
+            q.layers()[i]->set_input_enabled(on[i].second);
+        }
+    }
+};
+
+// Mean NLL and KL against reference log-probabilities, over the scored positions of `data`.
+struct Scores {
+    double nll = 0, kl = 0;
+};
+
+QuantizerPatch patch_of(const QuantizerSettings& s) {
+    QuantizerPatch p;
+    p.enabled = s.enabled;
+    if (!s.enabled) return p;
+    p.format = s.options.format;
+    if (!s.options.granularity.empty()) p.granularity = s.options.granularity;
+    if (s.options.group_size > 0) p.group_size = s.options.group_size;
+    if (s.options.axis != 0) p.axis = s.options.axis;
+    if (s.options.asymmetric) p.asymmetric = true;
+    if (s.options.double_quant) p.double_quant = true;
+    if (s.options.mx_scale != "floor") p.mx_scale = s.options.mx_scale;
+    if (s.dynamic) p.dynamic = true;
+    if (s.calibrator != "max") p.calibrator = s.calibrator;
+    if (s.calibrator == "percentile") p.percentile = s.percentile;
+    return p;
+}
+
+}  // namespace
+
+SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, int64_t batch_size, JobSink& sink,
+                                      const CancellationToken& cancel) {
+    if (data.kind != Dataset::Kind::Tokens) throw UserError("sensitivity: needs token data (a language model)");
+    if (data.size() == 0) throw UserError("sensitivity: data '" + data.name + "' holds no examples");
+    Model& model = q.model();
+    const Switches saved(q);
+    const int64_t bs = std::max<int64_t>(1, batch_size);
+    const int64_t n = data.size();
+    c10::InferenceMode inference;
+
+    // FP log-probabilities per batch, kept (the data is small) so each layer costs one forward.
+    std::vector<at::Tensor> fp_logp;
+    double scored = 0, fp_nll = 0;
+    q.set_enabled(false);
+    for (int64_t b = 0; b < n; b += bs) {
+        cancel.throw_if_cancelled();
+        const at::Tensor in = data.inputs.slice(0, b, std::min(n, b + bs));
+        const at::Tensor t = data.targets.slice(0, b, std::min(n, b + bs));
+        const at::Tensor logits = model.forward(model_input(model, in));
+        // Double precision: per-layer KLs can be ~1e-9, below float32's rounding of the sum.
+        fp_logp.push_back(at::log_softmax(logits.to(at::kDouble), -1));
+        fp_nll += token_nll(logits, t).sum().item<double>();
+        scored += scored_mask(t).sum().item<double>();
+    }
+    if (scored == 0) throw UserError("sensitivity: data '" + data.name + "' has no scored positions");
+    auto score = [&]() {
+        Scores s;
+        size_t i = 0;
+        for (int64_t b = 0; b < n; b += bs, ++i) {
+            cancel.throw_if_cancelled();
+            const at::Tensor in = data.inputs.slice(0, b, std::min(n, b + bs));
+            const at::Tensor t = data.targets.slice(0, b, std::min(n, b + bs));
+            const at::Tensor logits = model.forward(model_input(model, in)).to(at::kFloat);
+            s.nll += token_nll(logits, t).sum().item<double>();
+            const at::Tensor mask = scored_mask(t);
+            // KL(FP || quantized) from the kept FP log-probabilities.
+            const at::Tensor logq = at::log_softmax(logits.to(at::kDouble), -1);
+            const at::Tensor kl = (fp_logp[i].exp() * (fp_logp[i] - logq)).sum(-1);
+            s.kl += kl.masked_fill(~mask, 0).sum().item<double>();
+        }
+        s.nll /= scored;
+        s.kl /= scored;
+        return s;
+    };
+
+    SensitivityResult r;
+    r.fp_loss = fp_nll / scored;
+    std::vector<LayerQuantizer*> targets;
+    for (const auto& l : q.layers())
+        if (l->weight_configured() || l->input_configured()) targets.push_back(l.get());
+    int64_t done = 0;
+    for (LayerQuantizer* l : targets) {
+        q.set_enabled(false);
+        l->set_enabled(true);
+        const Scores s = score();
+        LayerSensitivity ls;
+        ls.layer = l->name();
+        ls.loss_delta = s.nll - r.fp_loss;
+        ls.kl = s.kl;
+        ls.parameters = l->layer().weight.numel();
+        ls.weight_bits = l->weight_configured() ? weight_storage_bits(l->weight_spec(), weight_matrix_shape(l->layer()))
+                                                : 16.0 * static_cast<double>(ls.parameters);
+        sink.layer_metric(ls.layer, "sensitivity_kl", ls.kl);
+        sink.layer_metric(ls.layer, "sensitivity_loss_delta", ls.loss_delta);
+        r.layers.push_back(ls);
+        sink.progress(++done, static_cast<int64_t>(targets.size()), "sensitivity");
+    }
+    q.set_enabled(true);
+    const Scores all = score();
+    r.all_quantized_loss = all.nll;
+    r.all_quantized_kl = all.kl;
+    saved.restore(q);
+    return r;
+}
+
+MixedPrecisionChoice choose_mixed_precision(const std::vector<MixedPrecisionCandidate>& candidates, double budget) {
+    if (candidates.empty()) throw UserError("mixed precision: no candidate recipes");
+    const size_t layers = candidates.front().layers.size();
+    for (const auto& c : candidates) {
+        if (c.layers.size() != layers) throw UserError("mixed precision: candidate " + c.name + " covers other layers");
+        for (size_t i = 0; i < layers; ++i)
+            if (c.layers[i].layer != candidates.front().layers[i].layer)
+                throw UserError("mixed precision: candidate " + c.name + " covers other layers");
+    }
+    // Option k < candidates.size() = that candidate; k == size = keep BF16.
+    const size_t none = candidates.size();
+    auto bits_of = [&](size_t layer, size_t k) {
+        return k == none ? 16.0 * static_cast<double>(candidates[0].layers[layer].parameters) : candidates[k].layers[layer].weight_bits;
+    };
+    auto kl_of = [&](size_t layer, size_t k) { return k == none ? 0.0 : std::max(0.0, candidates[k].layers[layer].kl); };
+    double params = 0;
+    for (size_t i = 0; i < layers; ++i) params += static_cast<double>(candidates[0].layers[i].parameters);
+    auto pick = [&](double lambda, std::vector<size_t>& choice) {
+        double bits = 0;
+        for (size_t i = 0; i < layers; ++i) {
+            size_t best = none;
+            double best_cost = std::numeric_limits<double>::infinity();
+            for (size_t k = 0; k <= none; ++k) {
+                const double cost = kl_of(i, k) + lambda * bits_of(i, k);
+                if (cost < best_cost || (cost == best_cost && bits_of(i, k) < bits_of(i, best))) {
+                    best_cost = cost;
+                    best = k;
+                }
+            }
+            choice[i] = best;
+            bits += bits_of(i, best);
+        }
+        return bits / params;
+    };
+    std::vector<size_t> choice(layers);
+    double min_bits = 0;
+    for (size_t i = 0; i < layers; ++i) {
+        double b = bits_of(i, none);
+        for (size_t k = 0; k < none; ++k) b = std::min(b, bits_of(i, k));
+        min_bits += b;
+    }
+    if (min_bits / params > budget + 1e-12)
+        throw UserError("mixed precision: the budget of " + std::to_string(budget) +
+                        " bits per weight is below the cheapest choice (" + std::to_string(min_bits / params) + ")");
+    // Bits fall as lambda grows: bisect for the smallest lambda within the budget.
+    double lo = 0, hi = 1;
+    while (pick(hi, choice) > budget) hi *= 4;
+    if (pick(lo, choice) <= budget) hi = lo;
+    for (int it = 0; it < 200 && hi > lo; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        if (pick(mid, choice) <= budget) hi = mid; else lo = mid;
+    }
+    MixedPrecisionChoice out;
+    out.bits_per_weight = pick(hi, choice);
+    out.recipe.name = "MIXED";
+    out.recipe.description = "Automatic mixed precision: one candidate per layer minimising the summed layer KL under " +
+                             std::to_string(budget) + " bits per weight";
+    out.recipe.source = "mixed precision search";
+    out.recipe.quant_cfg.push_back(RecipeEntry{"*", {}});
+    out.recipe.quant_cfg.back().patch.enabled = false;
+    for (size_t i = 0; i < layers; ++i) {
+        const std::string& layer = candidates[0].layers[i].layer;
+        const size_t k = choice[i];
+        out.chosen.emplace_back(layer, k == none ? "none" : candidates[k].name);
+        out.predicted_kl += kl_of(i, k);
+        if (k == none) continue;
+        const Recipe& r = *candidates[k].recipe;
+        for (const char* which : {".weight_quantizer", ".input_quantizer"}) {
+            const QuantizerSettings s = settings_for(r, layer + which);
+            if (s.enabled) out.recipe.quant_cfg.push_back(RecipeEntry{layer + which, patch_of(s)});
+        }
+        if (!candidates[k].recipe->calibration.samples) continue;
+        out.recipe.calibration = candidates[k].recipe->calibration;
+    }
+    return out;
+}
+
+}  // namespace ql

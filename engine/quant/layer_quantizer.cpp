@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/quant/layer_quantizer.h"
+
+#include <ATen/Functions.h>
+#include <c10/core/InferenceMode.h>
+
+#include "engine/api/errors.h"
+#include "engine/formats/tensor_quantize.h"
+
+namespace ql {
+namespace {
+
+bool channels_last_input(const QuantizableLayer& layer, const QuantSpec& spec) {
+    return layer.kind() == LayerKind::Conv2d && spec.block > 0;
+}
+
+}  // namespace
+
+LayerQuantizer::LayerQuantizer(LayerQuantPlan plan) : plan_(std::move(plan)) {
+    weight_on_ = false;
+    input_on_ = false;
+    QuantizableLayer& l = *plan_.layer;
+    l.weight_quantizer = [this](const at::Tensor& w) { return transform_weight(w); };
+    l.input_quantizer = [this](const at::Tensor& x) { return transform_input(x); };
+}
+
+LayerQuantizer::~LayerQuantizer() {
+    plan_.layer->weight_quantizer = nullptr;
+    plan_.layer->input_quantizer = nullptr;
+}
+
+bool LayerQuantizer::input_needs_amax() const {
+    if (!input_configured() || plan_.input.dynamic) return false;
+    const std::string& fam = plan_.input_spec.info->family;
+    if (fam == "nvfp4") return true;
+    return (fam == "fp8" || fam == "int") && plan_.input_spec.granularity == Granularity::Tensor;
+}
+
+void LayerQuantizer::set_pre_quant_scale(const at::Tensor& s) {
+    if (!s.defined()) {
+        pre_quant_scale_ = at::Tensor();
+        return;
+    }
+    if (s.dim() != 1 || s.size(0) != input_features(layer()))
+        throw UserError("layer " + name() + ": pre_quant_scale must have one value per input feature (" +
+                        std::to_string(input_features(layer())) + ")");
+    pre_quant_scale_ = s.to(at::kFloat).contiguous();
+}
+
+QuantSpec LayerQuantizer::input_spec_for_forward() const {
+    QuantSpec spec = plan_.input_spec;
+    if (input_needs_amax()) {
+        if (std::isnan(input_amax_))
+            throw UserError("layer " + name() + ": the static input quantizer has no calibrated amax (run calibration first)");
+        spec.fixed_amax = input_amax_;
+    }
+    return spec;
+}
+
+at::Tensor LayerQuantizer::transform_input(const at::Tensor& x) const {
+    at::Tensor v = x;
+    if (pre_quant_scale_.defined()) {
+        if (layer().kind() == LayerKind::Conv2d)
+            v = v * pre_quant_scale_.view({1, -1, 1, 1});
+        else
+            v = v * pre_quant_scale_;
+    }
+    if (observer_) observer_(v);
+    if (!input_on_) return v;
+    const QuantSpec spec = input_spec_for_forward();
+    if (channels_last_input(layer(), spec)) {
+        // Blocks of a Conv2d input run along channels, as for a Linear's input features.
+        const at::Tensor cl = v.permute({0, 2, 3, 1}).contiguous();
+        return fake_quantize(cl, spec).permute({0, 3, 1, 2}).contiguous();
+    }
+    // A [.., in] input is quantized as rows of `in`: blocks and groups along features.
+    return fake_quantize(v, spec);
+}
+
+bool LayerQuantizer::weight_pinned() const {
+    const at::Tensor& w = plan_.layer->weight;
+    return pinned_ && cached_data_ == w.data_ptr() && cached_version_ == static_cast<int64_t>(w._version());
+}
+
+void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
+    const at::Tensor& w = plan_.layer->weight;
+    if (!q.defined() || q.sizes() != w.sizes())
+        throw UserError("layer " + name() + ": the quantized weight must have the weight's shape");
+    c10::InferenceMode normal_tensors(false);
+    cached_ = q.to(at::kFloat).contiguous().clone();
+    cached_data_ = w.data_ptr();
+    cached_version_ = static_cast<int64_t>(w._version());
+    pinned_ = true;
+}
+
+at::Tensor LayerQuantizer::quantized_weight() {
+    const at::Tensor& w = plan_.layer->weight;
+    if (cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == static_cast<int64_t>(w._version()))
+        return cached_;
+    pinned_ = false;
+    // The cache must be a normal tensor: it is created inside inference-mode evaluations but may
+    // be used later where autograd records.
+    c10::InferenceMode normal_tensors(false);
+    at::NoGradGuard no_grad;
+    const std::vector<int64_t> shape = weight_matrix_shape(layer());
+    cached_ = fake_quantize(w.detach().reshape(shape), plan_.weight_spec).view(w.sizes());
+    cached_data_ = w.data_ptr();
+    cached_version_ = static_cast<int64_t>(w._version());
+    return cached_;
+}
+
+at::Tensor LayerQuantizer::transform_weight(const at::Tensor& w) {
+    if (!weight_on_) return w;
+    return quantized_weight();
+}
+
+}  // namespace ql

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The quantized wrapper of one Linear / Conv2d layer: it installs itself into the layer's
+// weight_quantizer / input_quantizer hooks and holds the state PTQ produces -- the calibrated
+// input amax, an optional per-input-channel pre_quant_scale (AWQ / SmoothQuant where it could not
+// be folded), and the quantized weight. Both quantizers can be switched on and off at run time.
+//
+// Forward with the wrapper installed (x [..., in], W [out, in]):
+//   x' = x * pre_quant_scale (when set);  x'' = input quantizer(x') (when enabled)
+//   W'' = quantized weight (when enabled; computed once from W and cached)
+//   y   = x'' W''^T + b
+// The cache is keyed on the weight tensor's version counter, so an in-place change of the
+// weight (an optimiser step, load_state) re-quantizes it. A pinned weight (GPTQ's result, or one
+// read from a QuantLab checkpoint) is used as long as the weight is unchanged.
+// Inference only (no autograd through the quantizers; QAT adds straight-through estimators).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "engine/quant/quant_plan.h"
+
+namespace ql {
+
+class LayerQuantizer {
+public:
+    // Installs the hooks; the layer must outlive this object, which uninstalls them on destruction.
+    explicit LayerQuantizer(LayerQuantPlan plan);
+    ~LayerQuantizer();
+    LayerQuantizer(const LayerQuantizer&) = delete;
+    LayerQuantizer& operator=(const LayerQuantizer&) = delete;
+
+    QuantizableLayer& layer() const { return *plan_.layer; }
+    const std::string& name() const { return plan_.layer->name; }
+    const LayerQuantPlan& plan() const { return plan_; }
+    bool weight_configured() const { return plan_.weight.enabled; }
+    bool input_configured() const { return plan_.input.enabled; }
+    // Static input quantizers need a calibrated amax (NVFP4: the global scale; FP8 / INT per tensor).
+    bool input_needs_amax() const;
+
+    // Run-time switches (only configured quantizers can be on).
+    void set_weight_enabled(bool on) { weight_on_ = on && weight_configured(); }
+    void set_input_enabled(bool on) { input_on_ = on && input_configured(); }
+    void set_enabled(bool on) { set_weight_enabled(on); set_input_enabled(on); }
+    bool weight_enabled() const { return weight_on_; }
+    bool input_enabled() const { return input_on_; }
+
+    // Calibrated per-tensor input amax (NaN = not calibrated).
+    float input_amax() const { return input_amax_; }
+    void set_input_amax(float amax) { input_amax_ = amax; }
+
+    // [in] float32 multiplying the input (x * s), or undefined.
+    const at::Tensor& pre_quant_scale() const { return pre_quant_scale_; }
+    void set_pre_quant_scale(const at::Tensor& s);
+
+    // The weight as quantized forward passes use it (layer weight shape), computing it if needed.
+    at::Tensor quantized_weight();
+    void pin_quantized_weight(const at::Tensor& q);  // same shape as the weight
+    bool weight_pinned() const;
+    // The weight quantizer's spec for this weight (global amax filled in for NVFP4).
+    const QuantSpec& weight_spec() const { return plan_.weight_spec; }
+    QuantSpec input_spec_for_forward() const;
+
+    // Sees every input (after pre_quant_scale, before input quantization): calibration statistics.
+    using InputObserver = std::function<void(const at::Tensor& x)>;
+    void set_input_observer(InputObserver observer) { observer_ = std::move(observer); }
+
+    // The hooks' work, also usable directly (metrics).
+    at::Tensor transform_input(const at::Tensor& x) const;
+    at::Tensor transform_weight(const at::Tensor& w);
+
+private:
+    LayerQuantPlan plan_;
+    bool weight_on_ = false, input_on_ = false;
+    float input_amax_ = std::nanf("");
+    at::Tensor pre_quant_scale_;
+    at::Tensor cached_;                 // quantized weight
+    const void* cached_data_ = nullptr;  // what it was computed from
+    int64_t cached_version_ = -1;
+    bool pinned_ = false;
+    InputObserver observer_;
+};
+
+}  // namespace ql
