@@ -66,6 +66,7 @@ const int kRegistered = [] {
             benchmark::RegisterBenchmark(("CalibrationForward/" + which + "/" + recipe).c_str(), BM_CalibrationForward, which,
                                          recipe)
                 ->Unit(benchmark::kMillisecond)
+                ->Iterations(which == "demo" ? 30 : 4)
                 ->UseRealTime();
     return 0;
 }();

@@ -109,6 +109,12 @@ at::Tensor LayerQuantizer::quantized_weight() {
     return cached_;
 }
 
+EncodedTensor LayerQuantizer::encode_weight() const {
+    if (!weight_configured()) throw UserError("layer " + name() + " has no weight quantizer");
+    const at::Tensor w = layer().weight.detach().reshape(weight_matrix_shape(layer())).to(at::kFloat).contiguous();
+    return encode_buffer(w.data_ptr<float>(), shape_of(w), plan_.weight_spec);
+}
+
 at::Tensor LayerQuantizer::transform_weight(const at::Tensor& w) {
     if (!weight_on_) return w;
     return quantized_weight();

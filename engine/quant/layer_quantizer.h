@@ -62,6 +62,10 @@ public:
     // The weight quantizer's spec for this weight (global amax filled in for NVFP4).
     const QuantSpec& weight_spec() const { return plan_.weight_spec; }
     QuantSpec input_spec_for_forward() const;
+    // The weight's scales in its format (decoded block / group / channel scales, NVFP4 global
+    // scale, zero points), from the weight the quantizer reads. GPTQ's pinned result uses the
+    // same scales (they are fixed from that weight). Weight quantizer configured only.
+    EncodedTensor encode_weight() const;
 
     // Sees every input (after pre_quant_scale, before input quantization): calibration statistics.
     using InputObserver = std::function<void(const at::Tensor& x)>;

@@ -80,9 +80,8 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
                       {"input_enabled", l.input_enabled()},
                       {"weight_pinned", l.weight_pinned()}};
             if (l.weight_configured()) {
-                const at::Tensor w = l.layer().weight.detach().reshape(weight_matrix_shape(l.layer())).contiguous();
                 state.emplace_back(n + ".weight_quantized", l.quantized_weight().contiguous());
-                const EncodedTensor e = encode_buffer(w.data_ptr<float>(), shape_of(w), l.weight_spec());
+                const EncodedTensor e = l.encode_weight();
                 std::vector<float> scales(e.scales.as<float>(), e.scales.as<float>() + e.scales.numel());
                 state.emplace_back(n + ".weight_scale", to_tensor(scales, e.scales.shape));
                 if (e.global_scale) state.emplace_back(n + ".weight_global_scale", to_tensor({*e.global_scale}, {}));

@@ -337,3 +337,35 @@ TEST(PtqPipeline, Conv2dLayersQuantizeWeightsPerChannelAndInputsAlongChannels) {
 
 }  // namespace
 }  // namespace ql
+
+namespace ql {
+namespace {
+
+TEST(PtqPipeline, QuantizedLayersExposeTheirScalesAndAmax) {
+    OpenedModel m = open_model(std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama");
+    QuantizedModel q(*m.model, load_recipe("NVFP4_DEFAULT"));
+    NullJobSink sink;
+    CancellationToken cancel;
+    DataOptions o;
+    o.split = DataSplit::Train;
+    o.samples = 8;
+    run_ptq_pipeline(q, load_dataset("synthetic:random-tokens", o, m.data), PtqOptions{}, sink, cancel);
+    LayerQuantizer& up = *q.find("model.layers.0.mlp.up_proj");  // weight [96, 64]
+    const EncodedTensor e = up.encode_weight();
+    ASSERT_TRUE(e.global_scale.has_value());
+    const float amax = up.layer().weight.abs().max().item<float>();
+    EXPECT_EQ(*e.global_scale, amax / (6.0f * 448.0f));  // weight_scale_2 of the export
+    EXPECT_EQ(e.scales.shape, (std::vector<int64_t>{96, 4}));
+    // The input's calibrated global amax is the largest |x| the calibration saw.
+    EXPECT_GT(up.input_amax(), 0.0f);
+    EXPECT_TRUE(up.input_needs_amax());
+    // The quantized weight decodes from exactly these codes and scales.
+    const std::vector<float> decoded = decode_buffer(e, {96, 64}, up.weight_spec());
+    const at::Tensor qw = up.quantized_weight().contiguous();
+    EXPECT_TRUE(std::equal(decoded.begin(), decoded.end(), qw.data_ptr<float>()));
+    // A layer without a weight quantizer says so.
+    EXPECT_THROW(q.find("lm_head")->encode_weight(), UserError);
+}
+
+}  // namespace
+}  // namespace ql
