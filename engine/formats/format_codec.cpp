@@ -52,14 +52,6 @@ std::vector<int64_t> with_last(std::vector<int64_t> shape, int64_t last) {
     return shape;
 }
 
-MxElement mx_element(const std::string& name) {
-    if (name == "mxfp8_e4m3") return MxElement::E4M3;
-    if (name == "mxfp8_e5m2") return MxElement::E5M2;
-    if (name == "mxfp6_e3m2") return MxElement::E3M2;
-    if (name == "mxfp6_e2m3") return MxElement::E2M3;
-    if (name == "mxfp4") return MxElement::E2M1;
-    return MxElement::Int8;
-}
 
 GgufType gguf_type(const std::string& name) {
     if (name == "gguf_q8_0") return GgufType::Q8_0;
@@ -69,15 +61,32 @@ GgufType gguf_type(const std::string& name) {
     return GgufType::MXFP4;
 }
 
-Fp8Kind fp8_kind(const std::string& name) { return name == "fp8_e4m3" ? Fp8Kind::E4M3 : Fp8Kind::E5M2; }
 
 IntFormat int_format(const QuantSpec& s) { return IntFormat{s.info->element_bits, s.asymmetric}; }
 
 const std::string& family(const QuantSpec& s) { return s.info->family; }
 
+float nvfp4_g(const float* x, int64_t n, const QuantSpec& s) {
+    const float amax = std::isnan(s.fixed_amax) ? finite_absmax(x, n) : s.fixed_amax;
+    return nvfp4_global_scale(amax);
+}
+
+}  // namespace
+
+MxElement mx_element(const std::string& name) {
+    if (name == "mxfp8_e4m3") return MxElement::E4M3;
+    if (name == "mxfp8_e5m2") return MxElement::E5M2;
+    if (name == "mxfp6_e3m2") return MxElement::E3M2;
+    if (name == "mxfp6_e2m3") return MxElement::E2M3;
+    if (name == "mxfp4") return MxElement::E2M1;
+    return MxElement::Int8;
+}
+
+Fp8Kind fp8_kind(const std::string& name) { return name == "fp8_e4m3" ? Fp8Kind::E4M3 : Fp8Kind::E5M2; }
+
 // Per-tensor / per-channel scales for FP8 and INT (the group and block formats compute theirs
 // inside the kernels).
-std::vector<float> channel_amax(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s) {
+static std::vector<float> channel_amax(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s) {
     const ChannelLayout L = channel_layout(shape, s);
     std::vector<float> amax(static_cast<size_t>(L.channels));
     if (!std::isnan(s.fixed_amax) && L.channels == 1) {
@@ -110,13 +119,6 @@ std::vector<IntParams> int_channel_params(const float* x, const std::vector<int6
     for (size_t c = 0; c < lo.size(); ++c) p[c] = int_params_for_range(lo[c], hi[c], int_format(s));
     return p;
 }
-
-float nvfp4_g(const float* x, int64_t n, const QuantSpec& s) {
-    const float amax = std::isnan(s.fixed_amax) ? finite_absmax(x, n) : s.fixed_amax;
-    return nvfp4_global_scale(amax);
-}
-
-}  // namespace
 
 QuantSpec resolve_spec(const QuantOptions& o, const std::vector<int64_t>& shape) {
     QuantSpec s;

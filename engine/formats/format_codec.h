@@ -14,6 +14,9 @@
 #include "engine/api/format_catalog.h"
 #include "engine/api/nd_array.h"
 #include "engine/api/quant_options.h"
+#include "kernels/integer_quant.h"
+#include "kernels/mx.h"
+#include "kernels/scaled_fp8.h"
 
 namespace ql {
 
@@ -36,6 +39,16 @@ struct QuantSpec {
 // problem (unknown format, option that does not apply, group size not dividing the dimension,
 // axis out of range).
 QuantSpec resolve_spec(const QuantOptions& options, const std::vector<int64_t>& shape);
+
+// The kernels' element types for the MX and FP8 format names (mxfp8_e4m3 ..., fp8_e4m3 / e5m2).
+kernels::MxElement mx_element(const std::string& name);
+kernels::Fp8Kind fp8_kind(const std::string& name);
+
+// The per-tensor / per-channel scales fake quantization computes for FP8 (amax / max element)
+// and INT (scale, zero point), honouring fixed_amax; for code that quantizes with fixed scales
+// (engine/ptq/weight_grid.h). Group and block formats compute theirs inside the kernels.
+std::vector<float> fp8_scales(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s);
+std::vector<kernels::IntParams> int_channel_params(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s);
 
 // y = fake_quantize(x). x and y hold numel(shape) floats; y may equal x.
 void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& spec);

@@ -36,16 +36,6 @@ at::Tensor as_float(const at::Tensor& t, const char* what) {
     return (t.scalar_type() == at::kFloat ? t : t.to(at::kFloat)).contiguous();
 }
 
-// The same format names format_codec.cpp maps to its kernels.
-MxElement mx_element_of(const std::string& name) {
-    if (name == "mxfp8_e4m3") return MxElement::E4M3;
-    if (name == "mxfp8_e5m2") return MxElement::E5M2;
-    if (name == "mxfp6_e3m2") return MxElement::E3M2;
-    if (name == "mxfp6_e2m3") return MxElement::E2M3;
-    if (name == "mxfp4") return MxElement::E2M1;
-    return MxElement::Int8;
-}
-
 // ---- Element functors: x and its cell's fixed scale -> the fake-quantized value -------------
 struct IntElem {
     float operator()(float x, const IntStep& s) const { return s.fake(x); }
@@ -100,14 +90,14 @@ WeightGrid::WeightGrid(const at::Tensor& reference_weight, const QuantSpec& spec
         build_int(x);
     } else if (fam == "fp8") {
         kind_ = Kind::Fp8;
-        fp8_kind_ = name == "fp8_e4m3" ? Fp8Kind::E4M3 : Fp8Kind::E5M2;
+        fp8_kind_ = fp8_kind(name);
         build_fp8(x);
     } else if (fam == "nvfp4") {
         kind_ = Kind::Nvfp4;
         build_nvfp4(x);
     } else if (fam == "mx") {
         kind_ = Kind::Mx;
-        mx_element_ = mx_element_of(name);
+        mx_element_ = mx_element(name);
         build_mx(x);
     } else if (fam == "nf4") {
         kind_ = Kind::Nf4;
@@ -118,14 +108,6 @@ WeightGrid::WeightGrid(const at::Tensor& reference_weight, const QuantSpec& spec
 }
 
 namespace {
-
-// Per tensor (one channel) or per channel along axis 0 (rows) or 1 (columns) of [rows, cols],
-// as format_codec.cpp's channel_layout sees a 2-D weight.
-ChannelLayout weight_channels(const QuantSpec& s, int64_t rows, int64_t cols) {
-    if (s.granularity != Granularity::Channel) return ChannelLayout{1, 1, rows * cols};
-    if (s.axis == 0) return ChannelLayout{1, rows, cols};
-    return ChannelLayout{rows, cols, 1};
-}
 
 void check_channel_axis(const QuantSpec& s) {
     if (s.granularity == Granularity::Channel && s.axis != 0 && s.axis != 1)
@@ -156,21 +138,10 @@ void WeightGrid::build_int(const float* x) {
             }
         return;
     }
-    // Per tensor / channel: format_codec.cpp int_channel_params, including its fixed_amax rule
-    // (a calibrated amax replaces the statistic when there is a single channel).
-    const ChannelLayout L = weight_channels(spec_, rows_, cols_);
-    std::vector<float> lo(static_cast<size_t>(L.channels)), hi(static_cast<size_t>(L.channels));
-    if (!std::isnan(spec_.fixed_amax) && L.channels == 1) {
-        lo[0] = -spec_.fixed_amax;
-        hi[0] = spec_.fixed_amax;
-    } else if (f.asymmetric) {
-        channel_finite_range(x, L, lo.data(), hi.data());
-    } else {
-        channel_finite_absmax(x, L, hi.data());
-        for (size_t c = 0; c < lo.size(); ++c) lo[c] = -hi[c];
-    }
-    int_steps_.resize(lo.size());
-    for (size_t c = 0; c < lo.size(); ++c) int_steps_[c] = IntStep::make(int_params_for_range(lo[c], hi[c], f), f);
+    // Per tensor / channel: the scales fake quantization computes (fixed_amax rule included).
+    const std::vector<IntParams> params = int_channel_params(x, {rows_, cols_}, spec_);
+    int_steps_.resize(params.size());
+    for (size_t c = 0; c < params.size(); ++c) int_steps_[c] = IntStep::make(params[c], f);
     if (spec_.granularity == Granularity::Channel && spec_.axis == 0) {
         cells_.cell_rows = rows_;
     } else if (spec_.granularity == Granularity::Channel) {
@@ -180,13 +151,7 @@ void WeightGrid::build_int(const float* x) {
 
 void WeightGrid::build_fp8(const float* x) {
     check_channel_axis(spec_);
-    const ChannelLayout L = weight_channels(spec_, rows_, cols_);
-    scales_.resize(static_cast<size_t>(L.channels));
-    if (!std::isnan(spec_.fixed_amax) && L.channels == 1)
-        scales_[0] = spec_.fixed_amax;
-    else
-        channel_finite_absmax(x, L, scales_.data());
-    for (float& s : scales_) s = fp8_scale_for_amax(s, fp8_kind_);
+    scales_ = fp8_scales(x, {rows_, cols_}, spec_);
     if (spec_.granularity == Granularity::Channel && spec_.axis == 0) {
         cells_.cell_rows = rows_;
     } else if (spec_.granularity == Granularity::Channel) {

@@ -9,18 +9,10 @@
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
 #include "engine/models/transformer_ops.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const UserError& e) {
-        return e.what();
-    }
-    return "no error";
-}
 
 std::map<std::string, at::Tensor> state_of(const Model& m) {
     std::map<std::string, at::Tensor> s;
@@ -76,7 +68,7 @@ TEST(BuiltinModels, MlpAndCnnLayersByName) {
     EXPECT_EQ(cnn->linear_layers().at(0)->name, "fc");
     EXPECT_EQ(cnn->quantizable_layers().size(), 3u);
     EXPECT_EQ(cnn->forward(at::rand({2, 1, 28, 28})).sizes(), (at::IntArrayRef{2, 10}));
-    EXPECT_NE(error_of([&] { cnn->forward(at::rand({2, 3, 28, 28})); }).find("images must be float [batch, 1, 28, 28]"),
+    EXPECT_NE(test::user_error_text([&] { cnn->forward(at::rand({2, 3, 28, 28})); }).find("images must be float [batch, 1, 28, 28]"),
               std::string::npos);
 }
 
@@ -141,25 +133,25 @@ TEST(LoadState, ChecksEveryTensorBeforeChangingAny) {
     auto other = create_model(demo_decoder_config(), 2);
     auto state = state_of(*other);
     state.erase("model.layers.2.mlp.up_proj.weight");
-    EXPECT_EQ(error_of([&] { load_state(*m, state, "a.safetensors"); }),
+    EXPECT_EQ(test::user_error_text([&] { load_state(*m, state, "a.safetensors"); }),
               "a.safetensors: tensor 'model.layers.2.mlp.up_proj.weight' is missing");
     EXPECT_TRUE(at::equal(m->named_parameters()[0].second, good.at("model.embed_tokens.weight")));  // untouched
 
     state = state_of(*other);
     state["model.layers.0.self_attn.q_proj.weight"] = at::zeros({192, 191});
-    EXPECT_EQ(error_of([&] { load_state(*m, state, "a.safetensors"); }),
+    EXPECT_EQ(test::user_error_text([&] { load_state(*m, state, "a.safetensors"); }),
               "a.safetensors: tensor 'model.layers.0.self_attn.q_proj.weight' has shape [192, 191], expected [192, 192]");
     state = state_of(*other);
     state["model.layers.9.mlp.up_proj.weight"] = at::zeros({1});
-    EXPECT_EQ(error_of([&] { load_state(*m, state, "a.safetensors"); }),
+    EXPECT_EQ(test::user_error_text([&] { load_state(*m, state, "a.safetensors"); }),
               "a.safetensors: tensor 'model.layers.9.mlp.up_proj.weight' is not a parameter of this llama model");
     state = state_of(*other);
     state["model.norm.weight"].index_put_({3}, NAN);
-    EXPECT_NE(error_of([&] { load_state(*m, state, "a.safetensors"); }).find("'model.norm.weight' holds NaN"),
+    EXPECT_NE(test::user_error_text([&] { load_state(*m, state, "a.safetensors"); }).find("'model.norm.weight' holds NaN"),
               std::string::npos);
     state = state_of(*other);
     state["model.norm.weight"] = state["model.norm.weight"].to(at::kLong);
-    EXPECT_NE(error_of([&] { load_state(*m, state, "a.safetensors"); }).find("expected a floating-point type"),
+    EXPECT_NE(test::user_error_text([&] { load_state(*m, state, "a.safetensors"); }).find("expected a floating-point type"),
               std::string::npos);
 
     state = state_of(*other);
@@ -172,14 +164,14 @@ TEST(LoadState, ChecksEveryTensorBeforeChangingAny) {
 
 TEST(LoadState, DecoderInputsAreChecked) {
     auto m = create_model(demo_decoder_config(), 1);
-    EXPECT_NE(error_of([&] { m->forward(at::full({1, 3}, 48, at::kLong)); }).find("token id 48 is outside the vocabulary [0, 48)"),
+    EXPECT_NE(test::user_error_text([&] { m->forward(at::full({1, 3}, 48, at::kLong)); }).find("token id 48 is outside the vocabulary [0, 48)"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { m->forward(at::zeros({1, 3}, at::kInt)); }).find("token ids must be int64 [batch, seq]"),
+    EXPECT_NE(test::user_error_text([&] { m->forward(at::zeros({1, 3}, at::kInt)); }).find("token ids must be int64 [batch, seq]"),
               std::string::npos);
     ModelConfig g = gpt2_small_config();
     g.num_layers = 1, g.vocab_size = 10, g.max_positions = 4;
     auto gpt2 = create_model(g, 1);
-    EXPECT_NE(error_of([&] { gpt2->forward(at::zeros({1, 5}, at::kLong)); }).find("longer than the 4 positions"),
+    EXPECT_NE(test::user_error_text([&] { gpt2->forward(at::zeros({1, 5}, at::kLong)); }).find("longer than the 4 positions"),
               std::string::npos);
 }
 

@@ -8,18 +8,10 @@
 #include "engine/models/model.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/recipe.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const UserError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::unique_ptr<Model> tiny_llama() {
     return load_hf_model(std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama");
@@ -104,51 +96,51 @@ TEST(RecipeParsing, LaterEntriesOverrideEarlierOnesFieldByField) {
 }
 
 TEST(RecipeParsing, MalformedRecipesNameTheFileAndField) {
-    EXPECT_NE(error_of([] { parse_recipe("{", "r.json"); }).find("r.json: not valid JSON"), std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"quant_cfg": [], "colour": 1})", "r.json"); }).find("r.json: recipe.colour: unknown key"),
+    EXPECT_NE(test::user_error_text([] { parse_recipe("{", "r.json"); }).find("r.json: not valid JSON"), std::string::npos);
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [], "colour": 1})", "r.json"); }).find("r.json: recipe.colour: unknown key"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"format": "fp5"}}]})", "r.json"); })
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"format": "fp5"}}]})", "r.json"); })
                   .find("r.json: quant_cfg[0].cfg.format: unknown format"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"group_size": -4}}]})", "r.json"); })
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"group_size": -4}}]})", "r.json"); })
                   .find("quant_cfg[0].cfg.group_size"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"quant_cfg": [{"cfg": {}}]})", "r.json"); }).find("quant_cfg[0].quantizer_name: missing"),
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [{"cfg": {}}]})", "r.json"); }).find("quant_cfg[0].quantizer_name: missing"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"algorithm": "gptq2", "quant_cfg": []})", "r.json"); }).find("algorithm.method"),
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"algorithm": "gptq2", "quant_cfg": []})", "r.json"); }).find("algorithm.method"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"algorithm": {"method": "awq", "alpha": 0.5}, "quant_cfg": []})", "r.json"); })
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"algorithm": {"method": "awq", "alpha": 0.5}, "quant_cfg": []})", "r.json"); })
                   .find("algorithm.alpha: applies to smoothquant only"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"calibrator": "kl"}}]})", "r.json"); })
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"calibrator": "kl"}}]})", "r.json"); })
                   .find("cfg.calibrator"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_recipe(R"({"algorithm": "max"})", "r.json"); }).find("quant_cfg: missing"), std::string::npos);
-    EXPECT_NE(error_of([] { load_recipe("NOT_A_PRESET"); }).find("neither a preset"), std::string::npos);
+    EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"algorithm": "max"})", "r.json"); }).find("quant_cfg: missing"), std::string::npos);
+    EXPECT_NE(test::user_error_text([] { load_recipe("NOT_A_PRESET"); }).find("neither a preset"), std::string::npos);
 }
 
 TEST(RecipePlan, BadRecipesFailBeforeAnyWorkNamingTheLayer) {
     const auto model = tiny_llama();
     // A pattern that matches nothing.
-    const std::string none = error_of([&] {
+    const std::string none = test::user_error_text([&] {
         plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*mlp.fc9*", "cfg": {"format": "int8"}}]})", "r.json"), *model);
     });
     EXPECT_NE(none.find("r.json: quant_cfg[0].quantizer_name '*mlp.fc9*' matches no quantizer"), std::string::npos) << none;
     // Disable-only entries may match nothing (Model Optimizer's default lists do).
     EXPECT_NO_THROW(plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*router*", "enable": false}]})", "r.json"), *model));
     // Group size not dividing the input dimension (64 and 96 here).
-    const std::string group = error_of([&] { plan_recipe(load_recipe("W4A16_GPTQ"), *model); });
+    const std::string group = test::user_error_text([&] { plan_recipe(load_recipe("W4A16_GPTQ"), *model); });
     EXPECT_NE(group.find("layer model.layers.0.self_attn.q_proj weight quantizer: group size 128 does not divide"),
               std::string::npos)
         << group;
     // A format whose blocks do not apply to a setting.
-    const std::string gran = error_of([&] {
+    const std::string gran = test::user_error_text([&] {
         plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*", "cfg": {"format": "nvfp4", "granularity": "channel"}}]})", "r.json"),
                     *model);
     });
     EXPECT_NE(gran.find("nvfp4 has fixed blocks"), std::string::npos) << gran;
     // Per-channel activation scales are not offered.
-    const std::string act = error_of([&] {
+    const std::string act = test::user_error_text([&] {
         plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*input_quantizer", "cfg": {"format": "int8", "granularity": "channel"}}]})",
                                  "r.json"),
                     *model);
