@@ -72,6 +72,7 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
 void CliJobSink::metric(int64_t /*step*/, const std::string& name, double value) {
     // Only the headline numbers go beside the progress bar; the rest are for plots.
     if (name == "train/loss") latest_["loss"] = value;
+    else if (name == "train/kl") latest_["kl"] = value;
     else if (name == "eval/exact_match") latest_["held-out exact"] = value;
 }
 

@@ -2,10 +2,12 @@
 #include "engine/quant/layer_quantizer.h"
 
 #include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
 #include "engine/api/errors.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/quant/straight_through.h"
 
 namespace ql {
 namespace {
@@ -68,13 +70,16 @@ at::Tensor LayerQuantizer::transform_input(const at::Tensor& x) const {
     if (observer_) observer_(v);
     if (!input_on_) return v;
     const QuantSpec spec = input_spec_for_forward();
+    const bool train = at::GradMode::is_enabled() && v.requires_grad();
+    auto quantize = [&](const at::Tensor& t) {
+        return train ? fake_quantize_ste(t, spec, SteOptions{clip_gradient_}) : fake_quantize(t, spec);
+    };
     if (channels_last_input(layer(), spec)) {
         // Blocks of a Conv2d input run along channels, as for a Linear's input features.
-        const at::Tensor cl = v.permute({0, 2, 3, 1}).contiguous();
-        return fake_quantize(cl, spec).permute({0, 3, 1, 2}).contiguous();
+        return quantize(v.permute({0, 2, 3, 1}).contiguous()).permute({0, 3, 1, 2}).contiguous();
     }
     // A [.., in] input is quantized as rows of `in`: blocks and groups along features.
-    return fake_quantize(v, spec);
+    return quantize(v);
 }
 
 bool LayerQuantizer::weight_pinned() const {
@@ -117,6 +122,9 @@ EncodedTensor LayerQuantizer::encode_weight() const {
 
 at::Tensor LayerQuantizer::transform_weight(const at::Tensor& w) {
     if (!weight_on_) return w;
+    if (at::GradMode::is_enabled() && w.requires_grad())
+        return fake_quantize_ste(w.reshape(weight_matrix_shape(layer())), plan_.weight_spec, SteOptions{clip_gradient_})
+            .view(w.sizes());
     return quantized_weight();
 }
 

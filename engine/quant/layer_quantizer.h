@@ -11,7 +11,10 @@
 // The cache is keyed on the weight tensor's version counter, so an in-place change of the
 // weight (an optimiser step, load_state) re-quantizes it. A pinned weight (GPTQ's result, or one
 // read from a QuantLab checkpoint) is used as long as the weight is unchanged.
-// Inference only (no autograd through the quantizers; QAT adds straight-through estimators).
+// Training (QAT / QAD): when autograd records and the weight requires grad, the weight is
+// fake-quantized afresh in every forward with a straight-through estimator (no cache), and an
+// input that requires grad likewise (engine/quant/straight_through.h); otherwise the cached
+// inference path runs. The two give bit-identical forward values.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -71,6 +74,9 @@ public:
     using InputObserver = std::function<void(const at::Tensor& x)>;
     void set_input_observer(InputObserver observer) { observer_ = std::move(observer); }
 
+    // QAT option: zero gradient where the straight-through estimator's input was clipped.
+    void set_clip_gradient(bool on) { clip_gradient_ = on; }
+
     // The hooks' work, also usable directly (metrics).
     at::Tensor transform_input(const at::Tensor& x) const;
     at::Tensor transform_weight(const at::Tensor& w);
@@ -84,6 +90,7 @@ private:
     const void* cached_data_ = nullptr;  // what it was computed from
     int64_t cached_version_ = -1;
     bool pinned_ = false;
+    bool clip_gradient_ = false;
     InputObserver observer_;
 };
 

@@ -38,6 +38,20 @@ void AdamW::step(double lr) {
     }
 }
 
+void AdamW::restore(const std::vector<at::Tensor>& first, const std::vector<at::Tensor>& second, int64_t steps) {
+    if (first.size() != params_.size() || second.size() != params_.size() || steps < 0)
+        throw std::invalid_argument("AdamW::restore: one first and second moment per parameter");
+    for (size_t i = 0; i < params_.size(); ++i)
+        if (first[i].sizes() != params_[i].sizes() || second[i].sizes() != params_[i].sizes())
+            throw std::invalid_argument("AdamW::restore: moment shapes differ from the parameters'");
+    c10::NoGradGuard no_grad;
+    for (size_t i = 0; i < params_.size(); ++i) {
+        m_[i].copy_(first[i]);
+        v_[i].copy_(second[i]);
+    }
+    step_ = steps;
+}
+
 void AdamW::zero_grad() {
     for (auto& p : params_) {
         at::Tensor g = p.mutable_grad();

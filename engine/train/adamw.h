@@ -35,6 +35,8 @@ public:
     // Optimizer state, for checkpoints: first and second moments in parameter order.
     const std::vector<at::Tensor>& first_moments() const { return m_; }
     const std::vector<at::Tensor>& second_moments() const { return v_; }
+    // Resumes from a checkpoint: moments in parameter order (same shapes), steps taken.
+    void restore(const std::vector<at::Tensor>& first, const std::vector<at::Tensor>& second, int64_t steps);
 
 private:
     std::vector<at::Tensor> params_, m_, v_;

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli train qat|qad MODEL --recipe R --data D --out DIR: quantization-aware training or
+// distillation from the full-precision teacher (docs/CLI.md "train", docs/TRAINING.md).
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/arg_parser.h"
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_job_sink.h"
+#include "app/cli/project_run_recorder.h"
+#include "engine/api/errors.h"
+#include "engine/api/train_api.h"
+
+namespace ql::cli {
+namespace {
+
+const char* kUsage =
+    "quantlab-cli train qat|qad MODEL --data D --out DIR [--recipe R] [--steps N] [--lr X] [--temperature T]\n"
+    "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear] [--warmup N] [--final-lr F]\n"
+    "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--clip-gradient] [--eval-data E] [--eval-every N]\n"
+    "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
+    "    [--resume | --force] [--project P.qlab] [--json]\n\n"
+    "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
+    "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
+    "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
+    "T (default 1), mixed with --ce-weight A of cross-entropy. DIR receives model/ (the trained quantized\n"
+    "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
+    "train_report.json. Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
+    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
+
+void print_metrics(const char* label, const EvalMetrics& m) {
+    std::printf("%-10s loss %.5f", label, m.loss);
+    if (m.exact_match) std::printf("  exact match %.2f %%", 100 * *m.exact_match);
+    if (m.accuracy) std::printf("  accuracy %.2f %%", 100 * *m.accuracy);
+    if (m.kl) std::printf("  KL %.3e", *m.kl);
+    if (m.agreement) std::printf("  agreement %.2f %%", 100 * *m.agreement);
+    std::printf("\n");
+}
+
+int run(const std::vector<std::string>& args) {
+    ArgParser p("train",
+                {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
+                 "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
+                 "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
+                 "--project", "--calib-samples"},
+                {"--resume", "--force", "--json", "--clip-gradient"});
+    p.parse(args);
+    if (p.positional().size() != 2)
+        throw UserError("train: expected 'qat' or 'qad' and MODEL (quantlab-cli train qad demo --recipe NVFP4_DEFAULT ...)");
+    TrainRequest req;
+    req.mode = p.positional()[0];
+    if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the first argument is qat or qad, got '" + req.mode + "'");
+    req.model = p.positional()[1];
+    req.recipe = p.value("--recipe").value_or("");
+    req.data = p.required("--data");
+    req.out_dir = p.required("--out");
+    req.eval_data = p.value("--eval-data").value_or("");
+    req.teacher = p.value("--teacher").value_or("");
+    req.calibration = p.value("--calib").value_or("");
+    req.resume = p.has("--resume");
+    req.force = p.has("--force");
+    req.clip_gradient = p.has("--clip-gradient");
+    req.steps = p.integer("--steps", req.steps);
+    req.batch_size = p.integer("--batch-size", req.batch_size);
+    req.grad_accumulation = p.integer("--grad-accum", req.grad_accumulation);
+    req.eval_every = p.integer("--eval-every", 0);
+    req.eval_samples = p.integer("--eval-samples", 0);
+    req.checkpoint_every = p.integer("--checkpoint-every", 0);
+    req.calibration_samples = p.integer("--calib-samples", 0);
+    req.sequence_length = p.integer("--seq-len", 0);
+    req.warmup_steps = p.integer("--warmup", 0);
+    for (const auto& [name, v] : {std::pair<const char*, int64_t>{"--eval-every", req.eval_every},
+                                  {"--eval-samples", req.eval_samples}, {"--checkpoint-every", req.checkpoint_every},
+                                  {"--calib-samples", req.calibration_samples}, {"--seq-len", req.sequence_length},
+                                  {"--warmup", req.warmup_steps}})
+        if (v < 0) throw UserError(std::string("train: ") + name + " must not be negative");
+    req.lr = p.number("--lr", req.lr);
+    req.schedule = p.value("--schedule").value_or(req.schedule);
+    req.final_lr_fraction = p.number("--final-lr", req.final_lr_fraction);
+    req.weight_decay = p.number("--weight-decay", req.weight_decay);
+    req.clip_norm = p.number("--clip-norm", req.clip_norm);
+    req.temperature = p.number("--temperature", req.temperature);
+    req.ce_weight = p.number("--ce-weight", req.ce_weight);
+    const int64_t seed = p.integer("--seed", 0);
+    if (seed < 0) throw UserError("train: --seed must not be negative");
+    req.seed = static_cast<uint64_t>(seed);
+
+    CancellationToken cancel;
+    CancelOnSignal on_signal(cancel);
+    CliJobSink cli_sink;
+    std::optional<ProjectRunRecorder> recorder;
+    if (const auto project = p.value("--project")) {
+        ProjectRunInfo info;
+        info.kind = req.mode;
+        info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
+        info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
+                                           {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
+                                           {"temperature", req.temperature}, {"out", req.out_dir}})
+                               .dump();
+        recorder.emplace(*project, info, cli_sink);
+    }
+    JobSink& sink = recorder ? static_cast<JobSink&>(*recorder) : cli_sink;
+    TrainReport r;
+    try {
+        r = run_training(req, sink, cancel);
+    } catch (const JobCancelled&) {
+        cli_sink.finish_line();
+        if (recorder) recorder->finish(projects::RunStatus::Cancelled, "paused; resume with --resume");
+        std::fprintf(stderr, "train: stopped; the checkpoint in %s/checkpoint resumes it (--resume)\n", req.out_dir.c_str());
+        throw;
+    } catch (const std::exception& e) {
+        if (recorder) recorder->finish(projects::RunStatus::Failed, e.what());
+        throw;
+    }
+    if (recorder) recorder->finish(projects::RunStatus::Completed);
+    cli_sink.finish_line();
+    if (p.has("--json")) {
+        std::printf("%s", train_report_json(r).c_str());
+        return 0;
+    }
+    std::printf("%s %s, %lld steps%s, %.1f s\n", r.mode.c_str(), r.model_path.c_str(), static_cast<long long>(r.steps),
+                r.resumed_from ? (" (resumed at " + std::to_string(r.resumed_from) + ")").c_str() : "", r.seconds);
+    print_metrics("teacher", r.teacher.overall);
+    print_metrics("PTQ", r.before.overall);
+    print_metrics(r.mode == "qad" ? "QAD" : "QAT", r.after.overall);
+    std::printf("weight codes changed  %.2f %%\nwritten    %s\n", 100 * r.codes_changed, r.out_model.c_str());
+    return 0;
+}
+
+}  // namespace
+
+Command train_command() {
+    return Command{"train", kUsage, "QAT or QAD: train the quantized model (task loss or distillation from the FP teacher)",
+                   run};
+}
+
+}  // namespace ql::cli

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/train_api.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/api/errors.h"
+#include "engine/core/model_source.h"
+#include "engine/eval/evaluator.h"
+#include "engine/io/atomic_file.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/quant/quantized_checkpoint.h"
+#include "engine/quant/recipe.h"
+#include "engine/train/quant_trainer.h"
+
+namespace ql {
+namespace fs = std::filesystem;
+namespace {
+
+nlohmann::json metrics_json(const EvalMetrics& m) {
+    auto opt = [](const std::optional<double>& v) {
+        return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    return {{"loss", std::isfinite(m.loss) ? nlohmann::json(m.loss) : nlohmann::json(nullptr)},
+            {"ppl", opt(m.ppl)},
+            {"exact_match", opt(m.exact_match)},
+            {"accuracy", opt(m.accuracy)},
+            {"kl", opt(m.kl)},
+            {"agreement", opt(m.agreement)},
+            {"examples", m.examples}};
+}
+
+nlohmann::json report_json(const EvalReport& r) {
+    nlohmann::json j = metrics_json(r.overall);
+    nlohmann::json d = nlohmann::json::object();
+    for (const auto& [name, m] : r.domains) d[name] = metrics_json(m);
+    j["domains"] = d;
+    return j;
+}
+
+void report_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
+    const EvalMetrics& m = r.overall;
+    sink.metric(step, "eval/loss", m.loss);
+    if (m.exact_match) sink.metric(step, "eval/exact_match", *m.exact_match);
+    if (m.accuracy) sink.metric(step, "eval/accuracy", *m.accuracy);
+    if (m.kl) sink.metric(step, "eval/kl", *m.kl);
+    if (m.agreement) sink.metric(step, "eval/agreement", *m.agreement);
+    for (const auto& [name, d] : r.domains)
+        if (d.exact_match) sink.metric(step, "eval/exact_match/" + name, *d.exact_match);
+}
+
+LrSchedule::Decay parse_decay(const std::string& s) {
+    if (s == "constant") return LrSchedule::Decay::Constant;
+    if (s == "cosine") return LrSchedule::Decay::Cosine;
+    if (s == "linear") return LrSchedule::Decay::Linear;
+    throw UserError("training: unknown schedule '" + s + "' (constant, cosine or linear)");
+}
+
+}  // namespace
+
+std::string train_report_json(const TrainReport& r) {
+    const nlohmann::json j = {{"mode", r.mode},
+                              {"model", r.model_path},
+                              {"out_model", r.out_model},
+                              {"steps", r.steps},
+                              {"resumed_from", r.resumed_from},
+                              {"seconds", r.seconds},
+                              {"final_loss", r.final_loss},
+                              {"codes_changed", r.codes_changed},
+                              {"teacher", report_json(r.teacher)},
+                              {"before", report_json(r.before)},
+                              {"after", report_json(r.after)}};
+    return j.dump(2) + "\n";
+}
+
+TrainReport run_training(const TrainRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    // Everything is checked before any work.
+    if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the mode is qat or qad, got '" + req.mode + "'");
+    if (req.data.empty()) throw UserError("train: training data is required (--data)");
+    if (req.out_dir.empty()) throw UserError("train: an output folder is required (--out)");
+    if (req.steps <= 0 || req.batch_size <= 0 || req.grad_accumulation <= 0)
+        throw UserError("train: --steps, --batch-size and --grad-accum must be positive");
+    if (!(req.lr > 0) || !std::isfinite(req.lr)) throw UserError("train: --lr must be a positive number");
+    if (!(req.temperature > 0)) throw UserError("train: --temperature must be positive");
+    if (req.ce_weight < 0 || req.ce_weight > 1) throw UserError("train: --ce-weight must be in [0, 1]");
+    LrSchedule schedule;
+    schedule.decay = parse_decay(req.schedule);
+    schedule.peak = req.lr;
+    schedule.warmup_steps = req.warmup_steps;
+    schedule.final_fraction = req.final_lr_fraction;
+    std::error_code ec;
+    const bool exists = fs::exists(req.out_dir, ec);
+    if (req.resume && req.force) throw UserError("train: --resume and --force exclude each other");
+    if (exists && !req.resume && !req.force)
+        throw UserError("train: " + req.out_dir + " already exists (--resume to continue its run, --force to start over)");
+    if (req.resume && !exists) throw UserError("train: nothing to resume in " + req.out_dir);
+
+    sink.progress(0, 0, "load");
+    OpenedModel student = open_model(req.model);
+    std::unique_ptr<QuantizedModel> own_quantization;
+    QuantizedModel* q = student.quantization.get();
+    if (q && !req.recipe.empty())
+        throw UserError("train: " + student.path + " is already quantized with its own recipe; drop --recipe");
+    std::optional<Recipe> recipe;
+    if (!q) {
+        if (req.recipe.empty()) throw UserError("train: --recipe is required for a full-precision model");
+        recipe = load_recipe(req.recipe);
+        own_quantization = std::make_unique<QuantizedModel>(*student.model, *recipe);
+        q = own_quantization.get();
+    }
+    // The teacher: the given model, else the student's own full-precision weights.
+    OpenedModel teacher = open_model(req.teacher.empty() ? req.model : req.teacher);
+    if (teacher.quantization) teacher.quantization->set_enabled(false);
+    if (teacher.model->config().vocab_size != student.model->config().vocab_size)
+        throw UserError("train: the teacher's vocabulary (" + std::to_string(teacher.model->config().vocab_size) +
+                        ") differs from the student's (" + std::to_string(student.model->config().vocab_size) + ")");
+    const TrainingBatches batches(req.data, student.data, req.batch_size, req.seed, req.sequence_length);
+    DataOptions eo;
+    eo.split = DataSplit::Validation;
+    eo.samples = req.eval_samples;
+    eo.seed = req.seed;
+    eo.sequence_length = req.sequence_length;
+    const Dataset eval_data = load_dataset(req.eval_data.empty() ? req.data : req.eval_data, eo, student.data);
+    std::optional<Dataset> calibration;
+    if (recipe) {
+        DataOptions co;
+        co.split = DataSplit::Train;
+        co.samples = req.calibration_samples > 0 ? req.calibration_samples : recipe->calibration.samples;
+        co.seed = req.seed;
+        co.sequence_length = req.sequence_length;
+        calibration = load_dataset(req.calibration.empty() ? req.data : req.calibration, co, student.data);
+    }
+    if (req.force && exists) fs::remove_all(req.out_dir, ec);
+    fs::create_directories(req.out_dir, ec);
+    if (ec) throw UserError("train: cannot create " + req.out_dir + ": " + ec.message());
+
+    // PTQ first: the run starts from the recipe's calibrated model (QAT.md).
+    if (calibration) {
+        PtqOptions po;
+        po.batch_size = recipe->calibration.batch_size;
+        NullJobSink quiet;
+        run_ptq_pipeline(*q, *calibration, po, quiet, cancel);
+    }
+    TrainReport report;
+    report.mode = req.mode;
+    report.model_path = student.path;
+    EvalOptions eval_options;
+    NullJobSink quiet;
+    report.teacher = evaluate(*teacher.model, nullptr, eval_data, eval_options, quiet, cancel);
+    report.before = evaluate(*student.model, teacher.model.get(), eval_data, eval_options, quiet, cancel);
+    report_metrics(sink, 0, report.before);
+
+    QuantTrainingConfig config;
+    config.mode = req.mode;
+    config.steps = req.steps;
+    config.grad_accumulation = req.grad_accumulation;
+    config.schedule = schedule;
+    config.optimizer.weight_decay = req.weight_decay;
+    config.clip_norm = req.clip_norm;
+    config.temperature = req.temperature;
+    config.ce_weight = req.ce_weight;
+    config.clip_gradient = req.clip_gradient;
+    config.eval_every = req.eval_every;
+    config.checkpoint_every = req.checkpoint_every;
+    config.checkpoint_dir = req.out_dir;
+    config.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
+                                         {"data", req.data}, {"teacher", req.teacher}, {"steps", req.steps},
+                                         {"batch_size", req.batch_size}, {"grad_accumulation", req.grad_accumulation},
+                                         {"lr", req.lr}, {"schedule", req.schedule}, {"warmup", req.warmup_steps},
+                                         {"final_lr_fraction", req.final_lr_fraction}, {"weight_decay", req.weight_decay},
+                                         {"clip_norm", req.clip_norm}, {"temperature", req.temperature},
+                                         {"ce_weight", req.ce_weight}, {"clip_gradient", req.clip_gradient},
+                                         {"seed", req.seed}, {"seq_len", req.sequence_length}})
+                             .dump();
+    Model* teacher_model = teacher.model.get();
+    auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {
+        report.after = evaluate(*student.model, teacher_model, eval_data, eval_options, quiet, c);
+        report_metrics(s, step, report.after);
+    };
+    const QuantTrainingResult r = train_quantized(*q, req.mode == "qad" ? teacher_model : nullptr, batches, config,
+                                                  evaluator, sink, cancel);
+    report.steps = r.steps;
+    report.resumed_from = r.resumed_from;
+    report.final_loss = r.final_loss;
+    report.codes_changed = r.codes_changed;
+
+    sink.progress(0, 1, "save");
+    report.out_model = (fs::path(req.out_dir) / "model").string();
+    save_quantized_checkpoint(*q, student.path, report.out_model, /*force=*/true);
+    sink.artifact("model", report.out_model);
+    report.seconds = r.seconds;
+    write_file_atomically((fs::path(req.out_dir) / "train_report.json").string(), train_report_json(report));
+    sink.progress(1, 1, "save");
+    return report;
+}
+
+}  // namespace ql

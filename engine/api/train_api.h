@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// QAT and QAD runs: the engine behind `quantlab-cli train qat|qad` and the GUI's training view
+// (docs/TRAINING.md). Facade header: plain types only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/api/eval_api.h"
+#include "engine/jobs/job.h"
+
+namespace ql {
+
+struct TrainRequest {
+    std::string mode = "qad";        // qat | qad
+    std::string model;               // FP model (HF folder / "demo") or a quantized checkpoint (ptq output)
+    std::string recipe;              // required for an FP model (PTQ-calibrated first); "" for a checkpoint
+    std::string data;                // training data (docs/DATA.md), e.g. synthetic:arith:+
+    std::string eval_data;           // held-out data ("" = the training spec's validation split)
+    std::string teacher;             // "" = the model itself in full precision
+    std::string calibration;         // PTQ calibration data ("" = `data`)
+    std::string out_dir;             // DIR/model (quantized checkpoint), DIR/checkpoint, DIR/train_report.json
+    bool force = false;              // start over in an existing DIR
+    bool resume = false;             // continue from DIR/checkpoint
+    int64_t steps = 300;
+    int64_t batch_size = 64;
+    int64_t grad_accumulation = 1;
+    int64_t eval_every = 0;          // 0: before and after only
+    int64_t eval_samples = 0;        // 0: the data's default (1500 synthetic problems)
+    int64_t checkpoint_every = 0;
+    int64_t calibration_samples = 0; // 0: the recipe's
+    int64_t sequence_length = 0;
+    double lr = 1e-4;
+    std::string schedule = "cosine"; // constant | cosine | linear
+    int64_t warmup_steps = 0;
+    double final_lr_fraction = 0.1;
+    double weight_decay = 0.0;
+    double clip_norm = 1.0;
+    double temperature = 1.0;
+    double ce_weight = 0.0;          // QAD: share of the task loss
+    bool clip_gradient = false;      // STE: zero gradient outside the clip range
+    uint64_t seed = 0;
+};
+
+struct TrainReport {
+    std::string mode, model_path, out_model;
+    int64_t steps = 0, resumed_from = 0;
+    double seconds = 0, final_loss = 0, codes_changed = 0;
+    EvalReport teacher;              // the FP teacher on the eval data
+    EvalReport before;               // the PTQ model before training
+    EvalReport after;                // the trained quantized model
+};
+
+// Validates everything first, then: open the model (PTQ with the recipe for an FP model), the
+// teacher and the data; evaluate; train; evaluate; write DIR. UserError for bad input;
+// JobCancelled after saving a checkpoint (resume with `resume`).
+TrainReport run_training(const TrainRequest& request, JobSink& sink, const CancellationToken& cancel);
+
+std::string train_report_json(const TrainReport& report);
+
+}  // namespace ql

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/train/quant_trainer.h"
+
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <c10/core/GradMode.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "engine/api/errors.h"
+#include "engine/eval/evaluator.h"
+#include "engine/quant/quant_plan.h"
+#include "engine/train/distillation_loss.h"
+#include "engine/train/training_checkpoint.h"
+
+namespace ql {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The quantized weights of every layer with an active weight quantizer, for codes_changed.
+std::vector<at::Tensor> quantized_weights(QuantizedModel& q) {
+    c10::NoGradGuard no_grad;
+    std::vector<at::Tensor> out;
+    for (const auto& l : q.layers())
+        if (l->weight_enabled()) out.push_back(l->quantized_weight().clone());
+    return out;
+}
+
+double fraction_changed(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+    double changed = 0, total = 0;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+        changed += a[i].ne(b[i]).sum().item<double>();
+        total += static_cast<double>(a[i].numel());
+    }
+    return total > 0 ? changed / total : 0.0;
+}
+
+}  // namespace
+
+QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const TrainingBatches& data,
+                                    const QuantTrainingConfig& config, const TrainingEvaluator& evaluate, JobSink& sink,
+                                    const CancellationToken& cancel) {
+    if (config.mode != "qat" && config.mode != "qad") throw UserError("training mode must be qat or qad, got '" + config.mode + "'");
+    if (config.mode == "qad" && !teacher) throw UserError("QAD needs a teacher model");
+    if (config.steps <= 0) throw UserError("training: --steps must be positive");
+    if (config.grad_accumulation <= 0) throw UserError("training: gradient accumulation must be positive");
+    if (config.ce_weight < 0 || config.ce_weight > 1) throw UserError("training: the CE weight must be in [0, 1]");
+    const bool qad = config.mode == "qad";
+    Model& model = q.model();
+    QuantTrainingResult result;
+    const auto t0 = Clock::now();
+
+    // GPTQ's pinned weights become the master weights QAT continues from.
+    {
+        c10::NoGradGuard no_grad;
+        for (const auto& l : q.layers())
+            if (l->weight_pinned()) {
+                const at::Tensor pinned = l->quantized_weight().clone();
+                l->layer().weight.copy_(pinned);
+            }
+    }
+    for (const auto& l : q.layers()) l->set_clip_gradient(config.clip_gradient);
+    q.set_enabled(true);
+    if (teacher) teacher->set_requires_grad(false);
+
+    std::vector<std::pair<std::string, at::Tensor>> named = model.named_parameters();
+    std::vector<at::Tensor> params;
+    std::vector<bool> decay;
+    for (const auto& [name, p] : named) {
+        params.push_back(p);
+        decay.push_back(p.dim() >= 2);  // matrices decay; norms and biases do not
+    }
+    AdamW optimizer(params, config.optimizer, decay);
+    int64_t start = 0;
+    if (!config.checkpoint_dir.empty())
+        if (auto info = load_training_checkpoint(config.checkpoint_dir, named, optimizer, config.config_json)) {
+            start = info->step;
+            result.resumed_from = start;
+            sink.log(LogLevel::Info, "resuming from step " + std::to_string(start));
+        }
+    const std::vector<at::Tensor> initial_codes = quantized_weights(q);
+    LrSchedule schedule = config.schedule;
+    schedule.total_steps = config.steps;
+    model.set_requires_grad(true);
+    struct NoGradAfter {
+        Model& m;
+        ~NoGradAfter() { m.set_requires_grad(false); }
+    } restore{model};
+
+    auto save = [&](int64_t steps_done) {
+        if (config.checkpoint_dir.empty()) return;
+        sink.progress(0, 1, "checkpoint");
+        save_training_checkpoint(config.checkpoint_dir, named, optimizer, TrainingCheckpointInfo{steps_done, config.config_json});
+        sink.artifact("checkpoint", config.checkpoint_dir + "/checkpoint");
+    };
+    auto report_eval = [&](int64_t step) {
+        result.codes_changed = fraction_changed(initial_codes, quantized_weights(q));
+        sink.metric(step, "train/codes_changed", result.codes_changed);
+        if (evaluate) {
+            c10::NoGradGuard no_grad;
+            evaluate(step, sink, cancel);
+        }
+    };
+
+    int64_t step = start;
+    try {
+        for (; step < config.steps; ++step) {
+            const auto ts = Clock::now();
+            optimizer.zero_grad();
+            double loss_sum = 0, ce_sum = 0, kl_sum = 0;
+            int64_t tokens = 0;
+            for (int64_t micro = 0; micro < config.grad_accumulation; ++micro) {
+                cancel.throw_if_cancelled();
+                const Dataset b = data.batch(step * config.grad_accumulation + micro);
+                const at::Tensor inputs = model_input(model, b.inputs);
+                const at::Tensor logits = model.forward(inputs);
+                const at::Tensor flat_logits = logits.reshape({-1, logits.size(-1)});
+                const at::Tensor ce = at::cross_entropy_loss(flat_logits, b.targets.reshape({-1}), {}, at::Reduction::Mean,
+                                                             Dataset::kIgnoreIndex);
+                at::Tensor loss = ce;
+                if (qad) {
+                    at::Tensor t_logits;
+                    {
+                        c10::NoGradGuard no_grad;
+                        t_logits = teacher->forward(inputs);
+                    }
+                    const at::Tensor kl = distillation_kl(t_logits, logits, b.targets.ne(Dataset::kIgnoreIndex),
+                                                          config.temperature);
+                    loss = kl * (1.0 - config.ce_weight) + ce * config.ce_weight;
+                    kl_sum += kl.item<double>();
+                }
+                (loss / static_cast<double>(config.grad_accumulation)).backward();
+                loss_sum += loss.item<double>();
+                ce_sum += ce.item<double>();
+                tokens += b.inputs.numel();
+            }
+            const double n = static_cast<double>(config.grad_accumulation);
+            const double loss_value = loss_sum / n;
+            if (!std::isfinite(loss_value)) {
+                sink.metric(step, "train/loss", loss_value);
+                throw UserError("training diverged: loss " + std::to_string(loss_value) + " at step " + std::to_string(step) +
+                                " (lower the learning rate)");
+            }
+            const double grad_norm = config.clip_norm > 0 ? clip_grad_norm(params, config.clip_norm)
+                                                          : clip_grad_norm(params, std::numeric_limits<double>::infinity());
+            const double lr = schedule.at(step);
+            optimizer.step(lr);
+            const double seconds = std::chrono::duration<double>(Clock::now() - ts).count();
+            sink.metric(step, "train/loss", loss_value);
+            sink.metric(step, "train/ce", ce_sum / n);
+            if (qad) sink.metric(step, "train/kl", kl_sum / n);
+            sink.metric(step, "train/lr", lr);
+            sink.metric(step, "train/grad_norm", grad_norm);
+            sink.metric(step, "train/tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9));
+            result.final_loss = loss_value;
+            sink.progress(step + 1, config.steps, "train");
+            if (config.eval_every > 0 && (step + 1) % config.eval_every == 0 && step + 1 < config.steps) report_eval(step + 1);
+            if (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0 && step + 1 < config.steps)
+                save(step + 1);
+        }
+    } catch (const JobCancelled&) {
+        // Pause = stop + resume: keep what the completed steps did.
+        save(step);
+        throw;
+    }
+    result.steps = config.steps;
+    report_eval(config.steps);
+    save(config.steps);
+    result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return result;
+}
+
+}  // namespace ql

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// QAT and QAD (shared/design/QAT.md, docs/TRAINING.md): training a model whose quantizers are
+// installed (QuantizedModel, calibrated by PTQ) with straight-through fake quantization in the
+// forward pass.
+//   QAT: loss = cross-entropy of the quantized model on the data's scored tokens.
+//   QAD: loss = (1 - ce_weight) * T^2 * KL(teacher || student) + ce_weight * CE, the teacher a
+//        frozen full-precision model computed on the same batch (no gradient, never updated).
+// AdamW, global gradient-norm clipping, gradient accumulation, any LrSchedule. A Job: metrics
+// every step (train/loss, train/ce, train/kl, train/lr, train/grad_norm, train/tokens_per_s),
+// every eval_every steps eval/* on held-out data against the teacher and train/codes_changed
+// (fraction of quantized weight values that differ from those at step 0); checkpoints every
+// checkpoint_every steps and when stopped (cancel = pause: resume continues bit-exactly).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "engine/data/dataset.h"
+#include "engine/jobs/job.h"
+#include "engine/quant/quantized_model.h"
+#include "engine/train/adamw.h"
+#include "engine/train/lr_schedule.h"
+#include "engine/train/training_batches.h"
+
+namespace ql {
+
+struct QuantTrainingConfig {
+    std::string mode = "qad";       // qat | qad
+    int64_t steps = 300;
+    int64_t grad_accumulation = 1;  // micro-batches (of the data's batch size) per optimizer step
+    LrSchedule schedule;            // total_steps is set to `steps`
+    AdamWOptions optimizer;
+    double clip_norm = 1.0;         // <= 0: no clipping
+    double temperature = 1.0;       // QAD
+    double ce_weight = 0.0;         // QAD: weight of the task loss in the mix
+    bool clip_gradient = false;     // STE: zero gradient outside the clip range
+    int64_t eval_every = 0;         // 0: only at the end
+    int64_t checkpoint_every = 0;   // 0: only when stopped and at the end
+    std::string checkpoint_dir;     // "" = no checkpoints (and no resume)
+    std::string config_json;        // identifies the run in checkpoints (resume refuses others)
+};
+
+struct QuantTrainingResult {
+    int64_t steps = 0;              // steps completed (including resumed ones)
+    int64_t resumed_from = 0;       // 0 = fresh start
+    double final_loss = 0;
+    double seconds = 0;
+    double codes_changed = 0;
+};
+
+// Evaluates the student (and compares with the teacher) on held-out data and reports eval/<name>
+// metrics at `step` (= steps completed); the trainer calls it every eval_every steps and at the
+// end. Supplied by the caller (engine/api/train_api.cpp).
+using TrainingEvaluator = std::function<void(int64_t step, JobSink& sink, const CancellationToken& cancel)>;
+
+// `teacher` is required for QAD and may be null for QAT. The student's parameters get
+// requires_grad for the run and lose it after.
+QuantTrainingResult train_quantized(QuantizedModel& student, Model* teacher, const TrainingBatches& data,
+                                    const QuantTrainingConfig& config, const TrainingEvaluator& evaluate, JobSink& sink,
+                                    const CancellationToken& cancel);
+
+}  // namespace ql
