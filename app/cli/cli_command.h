@@ -26,6 +26,7 @@ Command eval_command();
 Command ptq_command();
 Command sensitivity_command();
 Command demo_command();
+Command plan_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

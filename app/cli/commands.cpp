@@ -12,6 +12,7 @@ const std::vector<Command>& all_commands() {
         ptq_command(),
         sensitivity_command(),
         demo_command(),
+        plan_command(),
         project_command(),
     };
     return commands;
