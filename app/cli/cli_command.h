@@ -27,6 +27,7 @@ Command ptq_command();
 Command sensitivity_command();
 Command train_command();
 Command demo_command();
+Command plan_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -13,6 +13,7 @@ const std::vector<Command>& all_commands() {
         sensitivity_command(),
         train_command(),
         demo_command(),
+        plan_command(),
         project_command(),
     };
     return commands;
