@@ -19,20 +19,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The quantized weights of every layer with an active weight quantizer, for codes_changed.
-std::vector<at::Tensor> quantized_weights(QuantizedModel& q) {
+// The element codes of every active weight quantizer, for codes_changed. Codes, not values:
+// with NVFP4 the global scale follows the weight's amax, so every dequantized value moves a
+// little whenever the amax does, while most codes stay.
+std::vector<std::vector<uint8_t>> weight_codes(QuantizedModel& q) {
     c10::NoGradGuard no_grad;
-    std::vector<at::Tensor> out;
+    std::vector<std::vector<uint8_t>> out;
     for (const auto& l : q.layers())
-        if (l->weight_enabled()) out.push_back(l->quantized_weight().clone());
+        if (l->weight_enabled()) out.push_back(l->encode_weight().codes.bytes);
     return out;
 }
 
-double fraction_changed(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+double fraction_changed(const std::vector<std::vector<uint8_t>>& a, const std::vector<std::vector<uint8_t>>& b) {
     double changed = 0, total = 0;
     for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        changed += a[i].ne(b[i]).sum().item<double>();
-        total += static_cast<double>(a[i].numel());
+        for (size_t k = 0; k < a[i].size() && k < b[i].size(); ++k) changed += a[i][k] != b[i][k];
+        total += static_cast<double>(a[i].size());
     }
     return total > 0 ? changed / total : 0.0;
 }
@@ -80,7 +82,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             result.resumed_from = start;
             sink.log(LogLevel::Info, "resuming from step " + std::to_string(start));
         }
-    const std::vector<at::Tensor> initial_codes = quantized_weights(q);
+    const std::vector<std::vector<uint8_t>> initial_codes = weight_codes(q);
     LrSchedule schedule = config.schedule;
     schedule.total_steps = config.steps;
     model.set_requires_grad(true);
@@ -96,7 +98,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         sink.artifact("checkpoint", config.checkpoint_dir + "/checkpoint");
     };
     auto report_eval = [&](int64_t step) {
-        result.codes_changed = fraction_changed(initial_codes, quantized_weights(q));
+        result.codes_changed = fraction_changed(initial_codes, weight_codes(q));
         sink.metric(step, "train/codes_changed", result.codes_changed);
         if (evaluate) {
             c10::NoGradGuard no_grad;
@@ -126,8 +128,9 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                         c10::NoGradGuard no_grad;
                         t_logits = teacher->forward(inputs);
                     }
-                    const at::Tensor kl = distillation_kl(t_logits, logits, b.targets.ne(Dataset::kIgnoreIndex),
-                                                          config.temperature);
+                    const at::Tensor mask = config.distill_all_positions ? at::ones_like(b.targets, at::kBool)
+                                                                         : b.targets.ne(Dataset::kIgnoreIndex);
+                    const at::Tensor kl = distillation_kl(t_logits, logits, mask, config.temperature);
                     loss = kl * (1.0 - config.ce_weight) + ce * config.ce_weight;
                     kl_sum += kl.item<double>();
                 }

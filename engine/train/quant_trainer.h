@@ -33,6 +33,9 @@ struct QuantTrainingConfig {
     double clip_norm = 1.0;         // <= 0: no clipping
     double temperature = 1.0;       // QAD
     double ce_weight = 0.0;         // QAD: weight of the task loss in the mix
+    // QAD: match the teacher at every position of the sequence (as the QAD report distils whole
+    // sequences), not only at the scored ones (answers of synthetic tasks).
+    bool distill_all_positions = true;
     bool clip_gradient = false;     // STE: zero gradient outside the clip range
     int64_t eval_every = 0;         // 0: only at the end
     int64_t checkpoint_every = 0;   // 0: only when stopped and at the end
