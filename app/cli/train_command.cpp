@@ -19,8 +19,10 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli train qat|qad MODEL --data D --out DIR [--recipe R] [--steps N] [--lr X] [--temperature T]\n"
-    "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear] [--warmup N] [--final-lr F]\n"
-    "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--clip-gradient] [--eval-data E] [--eval-every N]\n"
+    "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear|wsd] [--warmup N] [--final-lr F]\n"
+    "    [--decay-steps N] [--fp-steps N]\n"
+    "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
+    "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
     "    [--resume | --force] [--project P.qlab] [--json]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
@@ -28,7 +30,8 @@ const char* kUsage =
     "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
     "T (default 1), mixed with --ce-weight A of cross-entropy. DIR receives model/ (the trained quantized\n"
     "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
-    "train_report.json. Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
+    "train_report.json. --fp-steps N (qat, cooldown fusion): N full-precision steps first, then QAT where the LR\n"
+    "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
     "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
@@ -45,8 +48,8 @@ int run(const std::vector<std::string>& args) {
                 {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
-                 "--project", "--calib-samples"},
-                {"--resume", "--force", "--json", "--clip-gradient"});
+                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps"},
+                {"--resume", "--force", "--json", "--clip-gradient", "--lsq"});
     p.parse(args);
     if (p.positional().size() != 2)
         throw UserError("train: expected 'qat' or 'qad' and MODEL (quantlab-cli train qad demo --recipe NVFP4_DEFAULT ...)");
@@ -63,6 +66,7 @@ int run(const std::vector<std::string>& args) {
     req.resume = p.has("--resume");
     req.force = p.has("--force");
     req.clip_gradient = p.has("--clip-gradient");
+    req.learned_scales = p.has("--lsq");
     req.steps = p.integer("--steps", req.steps);
     req.batch_size = p.integer("--batch-size", req.batch_size);
     req.grad_accumulation = p.integer("--grad-accum", req.grad_accumulation);
@@ -72,10 +76,13 @@ int run(const std::vector<std::string>& args) {
     req.calibration_samples = p.integer("--calib-samples", 0);
     req.sequence_length = p.integer("--seq-len", 0);
     req.warmup_steps = p.integer("--warmup", 0);
+    req.decay_steps = p.integer("--decay-steps", 0);
+    req.fp_steps = p.integer("--fp-steps", 0);
     for (const auto& [name, v] : {std::pair<const char*, int64_t>{"--eval-every", req.eval_every},
                                   {"--eval-samples", req.eval_samples}, {"--checkpoint-every", req.checkpoint_every},
                                   {"--calib-samples", req.calibration_samples}, {"--seq-len", req.sequence_length},
-                                  {"--warmup", req.warmup_steps}})
+                                  {"--warmup", req.warmup_steps}, {"--decay-steps", req.decay_steps},
+                                  {"--fp-steps", req.fp_steps}})
         if (v < 0) throw UserError(std::string("train: ") + name + " must not be negative");
     req.lr = p.number("--lr", req.lr);
     req.schedule = p.value("--schedule").value_or(req.schedule);
@@ -84,6 +91,10 @@ int run(const std::vector<std::string>& args) {
     req.clip_norm = p.number("--clip-norm", req.clip_norm);
     req.temperature = p.number("--temperature", req.temperature);
     req.ce_weight = p.number("--ce-weight", req.ce_weight);
+    const std::string positions = p.value("--distill-positions").value_or("all");
+    if (positions != "all" && positions != "scored")
+        throw UserError("train: --distill-positions is all or scored, got '" + positions + "'");
+    req.distill_all_positions = positions == "all";
     const int64_t seed = p.integer("--seed", 0);
     if (seed < 0) throw UserError("train: --seed must not be negative");
     req.seed = static_cast<uint64_t>(seed);

@@ -13,6 +13,7 @@
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"
+#include "engine/train/qat_lr_schedule.h"
 #include "engine/train/quant_trainer.h"
 
 namespace ql {
@@ -51,11 +52,30 @@ void report_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
         if (d.exact_match) sink.metric(step, "eval/exact_match/" + name, *d.exact_match);
 }
 
-LrSchedule::Decay parse_decay(const std::string& s) {
-    if (s == "constant") return LrSchedule::Decay::Constant;
-    if (s == "cosine") return LrSchedule::Decay::Cosine;
-    if (s == "linear") return LrSchedule::Decay::Linear;
-    throw UserError("training: unknown schedule '" + s + "' (constant, cosine or linear)");
+// The LR at every step: a cooldown-fused run (fp_steps > 0), warmup-stable-decay, or warm-up
+// then constant / cosine / linear decay.
+std::function<double(int64_t)> lr_schedule_for(const TrainRequest& req) {
+    if (req.fp_steps > 0) {
+        QatLrScheduleConfig c;
+        c.layout = QatScheduleLayout::Fused;
+        c.total_steps = req.steps;
+        c.qat_fraction = static_cast<double>(req.steps - req.fp_steps) / static_cast<double>(req.steps);
+        c.peak = req.lr;
+        c.warmup_steps = req.warmup_steps;
+        c.final_fraction = req.final_lr_fraction;
+        const QatLrSchedule s(c);
+        if (s.qat_start_step() != req.fp_steps) throw std::logic_error("fused schedule: QAT start differs from --fp-steps");
+        return [s](int64_t step) { return s.at(step); };
+    }
+    LrScheduleSpec spec;
+    spec.kind = parse_lr_schedule_kind(req.schedule);
+    spec.peak = req.lr;
+    spec.warmup_steps = req.warmup_steps;
+    spec.total_steps = req.steps;
+    spec.final_fraction = req.final_lr_fraction;
+    spec.decay_steps = req.decay_steps > 0 ? req.decay_steps : std::max<int64_t>(1, (req.steps + 2) / 5);
+    spec.validate();
+    return [spec](int64_t step) { return spec.at(step); };
 }
 
 }  // namespace
@@ -85,11 +105,9 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     if (!(req.lr > 0) || !std::isfinite(req.lr)) throw UserError("train: --lr must be a positive number");
     if (!(req.temperature > 0)) throw UserError("train: --temperature must be positive");
     if (req.ce_weight < 0 || req.ce_weight > 1) throw UserError("train: --ce-weight must be in [0, 1]");
-    LrSchedule schedule;
-    schedule.decay = parse_decay(req.schedule);
-    schedule.peak = req.lr;
-    schedule.warmup_steps = req.warmup_steps;
-    schedule.final_fraction = req.final_lr_fraction;
+    if (req.fp_steps < 0 || req.fp_steps >= req.steps) throw UserError("train: --fp-steps must be below --steps");
+    if (req.fp_steps > 0 && req.mode != "qat") throw UserError("train: --fp-steps (cooldown fusion) applies to qat only");
+    const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
     std::error_code ec;
     const bool exists = fs::exists(req.out_dir, ec);
     if (req.resume && req.force) throw UserError("train: --resume and --force exclude each other");
@@ -103,10 +121,14 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     QuantizedModel* q = student.quantization.get();
     if (q && !req.recipe.empty())
         throw UserError("train: " + student.path + " is already quantized with its own recipe; drop --recipe");
+    if (q && req.fp_steps > 0) throw UserError("train: --fp-steps needs a full-precision MODEL and a --recipe");
     std::optional<Recipe> recipe;
     if (!q) {
         if (req.recipe.empty()) throw UserError("train: --recipe is required for a full-precision model");
         recipe = load_recipe(req.recipe);
+        if (req.fp_steps > 0 && recipe->algorithm.method != "max")
+            throw UserError("train: --fp-steps recalibrates at the switch and needs a recipe with the max algorithm, not " +
+                            recipe->algorithm.method);
         own_quantization = std::make_unique<QuantizedModel>(*student.model, *recipe);
         q = own_quantization.get();
     }
@@ -156,11 +178,21 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.mode = req.mode;
     config.steps = req.steps;
     config.grad_accumulation = req.grad_accumulation;
-    config.schedule = schedule;
+    config.lr_at = lr_at;
+    config.fp_steps = req.fp_steps;
+    if (req.fp_steps > 0)
+        config.before_quantized_steps = [&] {
+            PtqOptions po;
+            po.batch_size = recipe->calibration.batch_size;
+            NullJobSink silent;
+            run_ptq_pipeline(*q, *calibration, po, silent, cancel);
+        };
     config.optimizer.weight_decay = req.weight_decay;
     config.clip_norm = req.clip_norm;
     config.temperature = req.temperature;
     config.ce_weight = req.ce_weight;
+    config.distill_all_positions = req.distill_all_positions;
+    config.learned_scales = req.learned_scales;
     config.clip_gradient = req.clip_gradient;
     config.eval_every = req.eval_every;
     config.checkpoint_every = req.checkpoint_every;
@@ -169,9 +201,11 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
                                          {"data", req.data}, {"teacher", req.teacher}, {"steps", req.steps},
                                          {"batch_size", req.batch_size}, {"grad_accumulation", req.grad_accumulation},
                                          {"lr", req.lr}, {"schedule", req.schedule}, {"warmup", req.warmup_steps},
+                                         {"decay_steps", req.decay_steps}, {"fp_steps", req.fp_steps},
                                          {"final_lr_fraction", req.final_lr_fraction}, {"weight_decay", req.weight_decay},
                                          {"clip_norm", req.clip_norm}, {"temperature", req.temperature},
                                          {"ce_weight", req.ce_weight}, {"clip_gradient", req.clip_gradient},
+                                         {"distill_all_positions", req.distill_all_positions}, {"lsq", req.learned_scales},
                                          {"seed", req.seed}, {"seq_len", req.sequence_length}})
                              .dump();
     Model* teacher_model = teacher.model.get();

@@ -33,14 +33,21 @@ struct TrainRequest {
     int64_t calibration_samples = 0; // 0: the recipe's
     int64_t sequence_length = 0;
     double lr = 1e-4;
-    std::string schedule = "cosine"; // constant | cosine | linear
+    std::string schedule = "cosine"; // constant | cosine | linear | wsd (warmup-stable-decay)
+    int64_t decay_steps = 0;         // wsd: steps of the final decay (0 = 20 % of the steps)
+    // Cooldown fusion (QAT.md; QAT only, recipes with the max algorithm): the first fp_steps
+    // steps train in full precision, then QAT starts where the LR decay starts and the decay
+    // (linear to final_lr_fraction) runs during QAT. 0 = QAT from the first step.
+    int64_t fp_steps = 0;
     int64_t warmup_steps = 0;
     double final_lr_fraction = 0.1;
     double weight_decay = 0.0;
     double clip_norm = 1.0;
     double temperature = 1.0;
     double ce_weight = 0.0;          // QAD: share of the task loss
+    bool distill_all_positions = true;  // QAD: every position (false: only scored ones, e.g. answers)
     bool clip_gradient = false;      // STE: zero gradient outside the clip range
+    bool learned_scales = false;     // LSQ step sizes for symmetric integer weights
     uint64_t seed = 0;
 };
 

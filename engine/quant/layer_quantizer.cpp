@@ -16,6 +16,10 @@ bool channels_last_input(const QuantizableLayer& layer, const QuantSpec& spec) {
     return layer.kind() == LayerKind::Conv2d && spec.block > 0;
 }
 
+// The weight's version counter (bumped by every in-place change); inference tensors (a model
+// created under InferenceMode) have none, and only the storage identifies them.
+int64_t version_of(const at::Tensor& w) { return w.is_inference() ? -1 : static_cast<int64_t>(w._version()); }
+
 }  // namespace
 
 LayerQuantizer::LayerQuantizer(LayerQuantPlan plan) : plan_(std::move(plan)) {
@@ -84,7 +88,7 @@ at::Tensor LayerQuantizer::transform_input(const at::Tensor& x) const {
 
 bool LayerQuantizer::weight_pinned() const {
     const at::Tensor& w = plan_.layer->weight;
-    return pinned_ && cached_data_ == w.data_ptr() && cached_version_ == static_cast<int64_t>(w._version());
+    return pinned_ && cached_data_ == w.data_ptr() && cached_version_ == version_of(w);
 }
 
 void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
@@ -94,13 +98,13 @@ void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
     c10::InferenceMode normal_tensors(false);
     cached_ = q.to(at::kFloat).contiguous().clone();
     cached_data_ = w.data_ptr();
-    cached_version_ = static_cast<int64_t>(w._version());
+    cached_version_ = version_of(w);
     pinned_ = true;
 }
 
 at::Tensor LayerQuantizer::quantized_weight() {
     const at::Tensor& w = plan_.layer->weight;
-    if (cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == static_cast<int64_t>(w._version()))
+    if (cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == version_of(w))
         return cached_;
     pinned_ = false;
     // The cache must be a normal tensor: it is created inside inference-mode evaluations but may
@@ -110,7 +114,7 @@ at::Tensor LayerQuantizer::quantized_weight() {
     const std::vector<int64_t> shape = weight_matrix_shape(layer());
     cached_ = fake_quantize(w.detach().reshape(shape), plan_.weight_spec).view(w.sizes());
     cached_data_ = w.data_ptr();
-    cached_version_ = static_cast<int64_t>(w._version());
+    cached_version_ = version_of(w);
     return cached_;
 }
 
@@ -120,8 +124,34 @@ EncodedTensor LayerQuantizer::encode_weight() const {
     return encode_buffer(w.data_ptr<float>(), shape_of(w), plan_.weight_spec);
 }
 
+void LayerQuantizer::enable_learned_scales() {
+    if (!weight_configured()) throw UserError("layer " + name() + ": learned scales need a weight quantizer");
+    c10::InferenceMode normal_tensors(false);
+    at::NoGradGuard no_grad;
+    try {
+        lsq_ = std::make_unique<LsqQuantizer>(plan_.weight_spec, layer().weight.detach().reshape(weight_matrix_shape(layer())));
+    } catch (const UserError& e) {
+        throw UserError("layer " + name() + ": " + e.what());
+    }
+}
+
+void LayerQuantizer::finish_learned_scales() {
+    if (!lsq_) return;
+    c10::InferenceMode normal_tensors(false);
+    at::NoGradGuard no_grad;
+    const at::Tensor w = layer().weight;
+    const at::Tensor q = lsq_->forward(w.detach().reshape(weight_matrix_shape(layer()))).view(w.sizes());
+    lsq_.reset();
+    pin_quantized_weight(q);
+}
+
 at::Tensor LayerQuantizer::transform_weight(const at::Tensor& w) {
     if (!weight_on_) return w;
+    if (lsq_) {
+        // Learned steps: fresh every forward (they change every step); differentiable when
+        // autograd records, in weight and in the steps.
+        return lsq_->forward(w.reshape(weight_matrix_shape(layer()))).view(w.sizes());
+    }
     if (at::GradMode::is_enabled() && w.requires_grad())
         return fake_quantize_ste(w.reshape(weight_matrix_shape(layer())), plan_.weight_spec, SteOptions{clip_gradient_})
             .view(w.sizes());

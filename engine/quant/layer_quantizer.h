@@ -21,8 +21,10 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "engine/quant/lsq_quantizer.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -77,6 +79,15 @@ public:
     // QAT option: zero gradient where the straight-through estimator's input was clipped.
     void set_clip_gradient(bool on) { clip_gradient_ = on; }
 
+    // QAT option for symmetric integer weights: LSQ learnable step sizes (lsq_quantizer.h),
+    // initialised from the current weight so the forward is unchanged; the weight quantizer then
+    // uses them in every forward (training and evaluation). UserError for other formats.
+    // finish_learned_scales pins the weight quantized with the learned steps (what checkpoints
+    // store) and drops the learnable scales.
+    void enable_learned_scales();
+    at::Tensor* learned_scales() { return lsq_ ? &lsq_->scale() : nullptr; }
+    void finish_learned_scales();
+
     // The hooks' work, also usable directly (metrics).
     at::Tensor transform_input(const at::Tensor& x) const;
     at::Tensor transform_weight(const at::Tensor& w);
@@ -91,6 +102,7 @@ private:
     int64_t cached_version_ = -1;
     bool pinned_ = false;
     bool clip_gradient_ = false;
+    std::unique_ptr<LsqQuantizer> lsq_;
     InputObserver observer_;
 };
 

@@ -49,6 +49,10 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     if (config.steps <= 0) throw UserError("training: --steps must be positive");
     if (config.grad_accumulation <= 0) throw UserError("training: gradient accumulation must be positive");
     if (config.ce_weight < 0 || config.ce_weight > 1) throw UserError("training: the CE weight must be in [0, 1]");
+    if (config.fp_steps < 0 || config.fp_steps >= config.steps)
+        throw UserError("training: the full-precision steps must be fewer than all steps");
+    if (config.fp_steps > 0 && config.mode != "qat")
+        throw UserError("training: a full-precision phase (cooldown fusion) applies to QAT only");
     const bool qad = config.mode == "qad";
     Model& model = q.model();
     QuantTrainingResult result;
@@ -74,6 +78,33 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         params.push_back(p);
         decay.push_back(p.dim() >= 2);  // matrices decay; norms and biases do not
     }
+    // LSQ step sizes train with the weights (no decay) and are checkpointed with them.
+    struct DropLearnedScales {
+        QuantizedModel& q;
+        bool done = false;
+        ~DropLearnedScales() {
+            if (!done)
+                for (const auto& l : q.layers()) l->finish_learned_scales();
+        }
+    } learned{q};
+    if (config.learned_scales) {
+        int64_t count = 0;
+        for (const auto& l : q.layers()) {
+            if (!l->weight_enabled()) continue;
+            const QuantSpec& w = l->weight_spec();
+            if (w.info->family != "int" || w.asymmetric) {
+                sink.log(LogLevel::Warning, l->name() + ": learned scales apply to symmetric integer weights; " +
+                                                w.info->name + " keeps its rule");
+                continue;
+            }
+            l->enable_learned_scales();
+            named.emplace_back(l->name() + ".lsq_scale", *l->learned_scales());
+            params.push_back(*l->learned_scales());
+            decay.push_back(false);
+            ++count;
+        }
+        if (count == 0) throw UserError("training: --lsq needs symmetric integer weight quantizers (int2-int8)");
+    }
     AdamW optimizer(params, config.optimizer, decay);
     int64_t start = 0;
     if (!config.checkpoint_dir.empty())
@@ -82,6 +113,8 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             result.resumed_from = start;
             sink.log(LogLevel::Info, "resuming from step " + std::to_string(start));
         }
+    // A run resumed inside its QAT phase recalibrates as it did at the switch (deterministic).
+    if (config.fp_steps > 0 && start >= config.fp_steps && config.before_quantized_steps) config.before_quantized_steps();
     const std::vector<std::vector<uint8_t>> initial_codes = weight_codes(q);
     LrSchedule schedule = config.schedule;
     schedule.total_steps = config.steps;
@@ -110,6 +143,15 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     try {
         for (; step < config.steps; ++step) {
             const auto ts = Clock::now();
+            if (config.fp_steps > 0) {
+                if (step == config.fp_steps) {
+                    model.set_requires_grad(false);
+                    if (config.before_quantized_steps) config.before_quantized_steps();
+                    model.set_requires_grad(true);
+                    sink.log(LogLevel::Info, "step " + std::to_string(step) + ": quantization on (QAT phase)");
+                }
+                q.set_enabled(step >= config.fp_steps);
+            }
             optimizer.zero_grad();
             double loss_sum = 0, ce_sum = 0, kl_sum = 0;
             int64_t tokens = 0;
@@ -148,7 +190,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             }
             const double grad_norm = config.clip_norm > 0 ? clip_grad_norm(params, config.clip_norm)
                                                           : clip_grad_norm(params, std::numeric_limits<double>::infinity());
-            const double lr = schedule.at(step);
+            const double lr = config.lr_at ? config.lr_at(step) : schedule.at(step);
             optimizer.step(lr);
             const double seconds = std::chrono::duration<double>(Clock::now() - ts).count();
             sink.metric(step, "train/loss", loss_value);
@@ -171,6 +213,8 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     result.steps = config.steps;
     report_eval(config.steps);
     save(config.steps);
+    for (const auto& l : q.layers()) l->finish_learned_scales();
+    learned.done = true;
     result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return result;
 }

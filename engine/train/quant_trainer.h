@@ -28,7 +28,14 @@ struct QuantTrainingConfig {
     std::string mode = "qad";       // qat | qad
     int64_t steps = 300;
     int64_t grad_accumulation = 1;  // micro-batches (of the data's batch size) per optimizer step
-    LrSchedule schedule;            // total_steps is set to `steps`
+    LrSchedule schedule;            // total_steps is set to `steps`; unused when lr_at is set
+    std::function<double(int64_t step)> lr_at;  // any schedule (WSD, the QAT planner's fused run)
+    // Cooldown fusion (QAT.md): the first fp_steps steps train the full-precision model on the
+    // task loss (quantizers off); at step fp_steps the quantizers come on -- after
+    // before_quantized_steps() recalibrates their static scales on the trained weights -- and QAT
+    // runs the remaining steps, during which a fused schedule decays. QAT only.
+    int64_t fp_steps = 0;
+    std::function<void()> before_quantized_steps;
     AdamWOptions optimizer;
     double clip_norm = 1.0;         // <= 0: no clipping
     double temperature = 1.0;       // QAD
@@ -37,6 +44,7 @@ struct QuantTrainingConfig {
     // sequences), not only at the scored ones (answers of synthetic tasks).
     bool distill_all_positions = true;
     bool clip_gradient = false;     // STE: zero gradient outside the clip range
+    bool learned_scales = false;    // LSQ step sizes for symmetric integer weights (trained, no decay)
     int64_t eval_every = 0;         // 0: only at the end
     int64_t checkpoint_every = 0;   // 0: only when stopped and at the end
     std::string checkpoint_dir;     // "" = no checkpoints (and no resume)

@@ -14,7 +14,11 @@
 #include "engine/io/npy_file.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/train/distillation_loss.h"
+#include "engine/train/qat_lr_schedule.h"
 #include "engine/train/quant_trainer.h"
+#include "engine/formats/tensor_quantize.h"
+#include "engine/quant/quantized_checkpoint.h"
+#include <c10/core/InferenceMode.h>
 #include "tests/engine/user_error_text.h"
 
 namespace ql {
@@ -177,6 +181,87 @@ TEST(QuantTrainer, BadSettingsFailBeforeTraining) {
     const std::string diverged =
         test::user_error_text([&] { train_quantized(*s.q, nullptr, data, config("qat", 5, 1e30), nullptr, sink, cancel); });
     EXPECT_NE(diverged.find("diverged"), std::string::npos) << diverged;
+}
+
+}  // namespace
+}  // namespace ql
+
+namespace ql {
+namespace {
+
+TEST(QuantTrainer, LearnedStepSizesTrainAndTheCheckpointKeepsTheirResult) {
+    OpenedModel m = open_model(kLlama);
+    QuantizedModel q(*m.model, parse_recipe(R"({"quant_cfg": [
+        {"quantizer_name": "*weight_quantizer", "cfg": {"format": "int4", "granularity": "group", "group_size": 32}},
+        {"quantizer_name": "*lm_head*", "enable": false}]})",
+                                            "int4"));
+    const TrainingBatches data("synthetic:random-tokens", m.data, 8, 0);
+    OpenedModel teacher = open_model(kLlama);
+    QuantTrainingConfig c = config("qad", 6);
+    c.learned_scales = true;
+    // The steps before training, to see that they moved.
+    q.find("model.layers.0.mlp.up_proj")->enable_learned_scales();
+    const at::Tensor initial = q.find("model.layers.0.mlp.up_proj")->learned_scales()->clone();
+    q.find("model.layers.0.mlp.up_proj")->finish_learned_scales();
+    RecordingSink sink;
+    CancellationToken cancel;
+    train_quantized(q, teacher.model.get(), data, c, nullptr, sink, cancel);
+    LayerQuantizer& up = *q.find("model.layers.0.mlp.up_proj");
+    EXPECT_EQ(up.learned_scales(), nullptr);  // folded into the pinned weight
+    EXPECT_TRUE(up.weight_pinned());
+    // The pinned weight has the learned steps: it differs from the max rule on the trained weight.
+    const at::Tensor rule = fake_quantize(up.layer().weight.detach(), up.weight_spec());
+    EXPECT_FALSE(at::equal(up.quantized_weight(), rule));
+    (void)initial;
+    const std::string dir = temp_dir();
+    save_quantized_checkpoint(q, kLlama, dir + "/m", false);
+    OpenedModel back = open_model(dir + "/m");
+    const at::Tensor ids = data.batch(100).inputs;
+    {
+        c10::InferenceMode inference;
+        EXPECT_TRUE(at::equal(m.model->forward(ids), back.model->forward(ids)));
+    }
+    fs::remove_all(dir);
+    // Formats without integer steps are refused.
+    Student s = calibrated_student("NVFP4_DEFAULT");
+    EXPECT_THROW(train_quantized(*s.q, teacher.model.get(), data, c, nullptr, sink, cancel), UserError);
+}
+
+}  // namespace
+}  // namespace ql
+
+namespace ql {
+namespace {
+
+TEST(QuantTrainer, CooldownFusionTrainsFullPrecisionFirstThenQuantizesWhereTheDecayStarts) {
+    Student s = calibrated_student("FP8_DEFAULT");
+    const TrainingBatches data("synthetic:random-tokens", s.opened.data, 8, 0);
+    QatLrScheduleConfig fused;
+    fused.total_steps = 8;
+    fused.qat_fraction = 0.5;
+    fused.peak = 1e-3;
+    const QatLrSchedule schedule(fused);
+    ASSERT_EQ(schedule.qat_start_step(), 4);
+    QuantTrainingConfig c = config("qat", 8);
+    c.fp_steps = 4;
+    c.lr_at = [schedule](int64_t step) { return schedule.at(step); };
+    int calls = 0;
+    bool quantized_during_fp = false;
+    c.before_quantized_steps = [&] {
+        ++calls;
+        for (const auto& l : s.q->layers()) quantized_during_fp = quantized_during_fp || l->weight_enabled();
+    };
+    RecordingSink sink;
+    CancellationToken cancel;
+    train_quantized(*s.q, nullptr, data, c, nullptr, sink, cancel);
+    EXPECT_EQ(calls, 1);
+    EXPECT_FALSE(quantized_during_fp);  // the FP phase ran with the quantizers off
+    for (int64_t step = 0; step < 8; ++step) EXPECT_EQ(sink.series["train/lr"].at(step), schedule.at(step)) << step;
+    EXPECT_EQ(sink.series["train/lr"].at(3), 1e-3);  // no decay, no new warm-up before the QAT start
+    EXPECT_LT(sink.series["train/lr"].at(4), 1e-3);
+    EXPECT_TRUE(s.q->find("model.layers.0.mlp.up_proj")->weight_enabled());
+    c.mode = "qad";
+    EXPECT_THROW(train_quantized(*s.q, s.opened.model.get(), data, c, nullptr, sink, cancel), UserError);
 }
 
 }  // namespace
