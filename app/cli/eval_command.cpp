@@ -11,6 +11,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "engine/api/errors.h"
 #include "engine/api/eval_api.h"
+#include "engine/api/eval_json.h"
 
 namespace ql::cli {
 namespace {
@@ -25,22 +26,6 @@ const char* kUsage =
     "says otherwise; files are evaluated whole.\n"
     "--json prints loss, ppl, exact_match, accuracy, kl, agreement, tokens, seconds and per-domain results.\n"
     "Ctrl-C cancels (exit code 130).";
-
-nlohmann::json optional_number(const std::optional<double>& v) {
-    if (!v || !std::isfinite(*v)) return nullptr;
-    return *v;
-}
-
-nlohmann::json metrics_json(const EvalMetrics& m) {
-    return {{"loss", std::isfinite(m.loss) ? nlohmann::json(m.loss) : nlohmann::json(nullptr)},
-            {"ppl", optional_number(m.ppl)},
-            {"exact_match", optional_number(m.exact_match)},
-            {"accuracy", optional_number(m.accuracy)},
-            {"kl", optional_number(m.kl)},
-            {"agreement", optional_number(m.agreement)},
-            {"tokens", m.tokens},
-            {"examples", m.examples}};
-}
 
 std::string percent(const std::optional<double>& v) {
     char buf[32];
@@ -105,15 +90,12 @@ int run(const std::vector<std::string>& args) {
     const EvalReport r = run_eval(req, sink, cancel);
     sink.finish_line();
     if (p.has("--json")) {
-        nlohmann::json j = metrics_json(r.overall);
+        nlohmann::json j = eval_report_json(r);
         j["seconds"] = r.seconds;
         j["model"] = r.model_path;
         j["teacher"] = req.teacher.empty() ? nlohmann::json(nullptr) : nlohmann::json(req.teacher);
         j["data"] = req.data;
         j["split"] = r.split;
-        nlohmann::json domains = nlohmann::json::object();
-        for (const auto& [name, m] : r.domains) domains[name] = metrics_json(m);
-        j["domains"] = domains;
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         print_text(req, r);

@@ -56,4 +56,23 @@ void ProjectRunRecorder::finish(projects::RunStatus status, const std::string& m
     }
 }
 
+void run_recorded(const std::optional<std::string>& project, const ProjectRunInfo& info, JobSink& cli_sink,
+                  const std::function<void(JobSink&)>& job, const std::string& cancel_message) {
+    if (!project) {
+        job(cli_sink);
+        return;
+    }
+    ProjectRunRecorder recorder(*project, info, cli_sink);
+    try {
+        job(recorder);
+    } catch (const JobCancelled&) {
+        recorder.finish(projects::RunStatus::Cancelled, cancel_message);
+        throw;
+    } catch (const std::exception& e) {
+        recorder.finish(projects::RunStatus::Failed, e.what());
+        throw;
+    }
+    recorder.finish(projects::RunStatus::Completed);
+}
+
 }  // namespace ql::cli

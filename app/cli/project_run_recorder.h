@@ -6,7 +6,9 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +47,11 @@ private:
     std::unique_ptr<projects::MetricWriter> writer_;
     std::vector<std::pair<std::string, std::string>> artifacts_;
 };
+
+// Runs `job` with `cli_sink`, recorded as a run of `project` when one is given: the run ends
+// completed, cancelled (with `cancel_message`) or failed (with the error), and the exception
+// goes on to the caller.
+void run_recorded(const std::optional<std::string>& project, const ProjectRunInfo& info, JobSink& cli_sink,
+                  const std::function<void(JobSink&)>& job, const std::string& cancel_message = {});
 
 }  // namespace ql::cli

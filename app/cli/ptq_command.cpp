@@ -4,7 +4,6 @@
 // MODEL reads back (docs/CLI.md "ptq", docs/RECIPES.md).
 #include <cmath>
 #include <cstdio>
-#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -81,32 +80,18 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    std::optional<ProjectRunRecorder> recorder;
-    if (const auto project = p.value("--project")) {
-        ProjectRunInfo info;
-        info.kind = "ptq";
-        info.name = req.recipe + " on " + req.model;
-        info.config_json = nlohmann::json({{"model", req.model},
-                                           {"recipe", req.recipe},
-                                           {"calib", req.calibration},
-                                           {"out", req.out_dir},
-                                           {"samples", req.samples},
-                                           {"seed", req.seed}})
-                               .dump();
-        recorder.emplace(*project, info, cli_sink);
-    }
-    JobSink& sink = recorder ? static_cast<JobSink&>(*recorder) : cli_sink;
+    ProjectRunInfo info;
+    info.kind = "ptq";
+    info.name = req.recipe + " on " + req.model;
+    info.config_json = nlohmann::json({{"model", req.model},
+                                       {"recipe", req.recipe},
+                                       {"calib", req.calibration},
+                                       {"out", req.out_dir},
+                                       {"samples", req.samples},
+                                       {"seed", req.seed}})
+                           .dump();
     PtqSummary s;
-    try {
-        s = run_ptq(req, sink, cancel);
-    } catch (const JobCancelled&) {
-        if (recorder) recorder->finish(projects::RunStatus::Cancelled);
-        throw;
-    } catch (const std::exception& e) {
-        if (recorder) recorder->finish(projects::RunStatus::Failed, e.what());
-        throw;
-    }
-    if (recorder) recorder->finish(projects::RunStatus::Completed);
+    run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { s = run_ptq(req, sink, cancel); });
     cli_sink.finish_line();
     if (p.has("--json"))
         std::printf("%s", ptq_report_json(s).c_str());

@@ -3,7 +3,6 @@
 // distillation from the full-precision teacher (docs/CLI.md "train", docs/TRAINING.md).
 #include <cmath>
 #include <cstdio>
-#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -102,31 +101,22 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    std::optional<ProjectRunRecorder> recorder;
-    if (const auto project = p.value("--project")) {
-        ProjectRunInfo info;
-        info.kind = req.mode;
-        info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
-        info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
-                                           {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
-                                           {"temperature", req.temperature}, {"out", req.out_dir}})
-                               .dump();
-        recorder.emplace(*project, info, cli_sink);
-    }
-    JobSink& sink = recorder ? static_cast<JobSink&>(*recorder) : cli_sink;
+    ProjectRunInfo info;
+    info.kind = req.mode;
+    info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
+    info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
+                                       {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
+                                       {"temperature", req.temperature}, {"out", req.out_dir}})
+                           .dump();
     TrainReport r;
     try {
-        r = run_training(req, sink, cancel);
+        run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_training(req, sink, cancel); },
+                     "paused; resume with --resume");
     } catch (const JobCancelled&) {
         cli_sink.finish_line();
-        if (recorder) recorder->finish(projects::RunStatus::Cancelled, "paused; resume with --resume");
         std::fprintf(stderr, "train: stopped; the checkpoint in %s/checkpoint resumes it (--resume)\n", req.out_dir.c_str());
         throw;
-    } catch (const std::exception& e) {
-        if (recorder) recorder->finish(projects::RunStatus::Failed, e.what());
-        throw;
     }
-    if (recorder) recorder->finish(projects::RunStatus::Completed);
     cli_sink.finish_line();
     if (p.has("--json")) {
         std::printf("%s", train_report_json(r).c_str());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/api/errors.h"
+#include "engine/api/eval_json.h"
 #include "engine/core/model_source.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
@@ -19,27 +20,6 @@
 namespace ql {
 namespace fs = std::filesystem;
 namespace {
-
-nlohmann::json metrics_json(const EvalMetrics& m) {
-    auto opt = [](const std::optional<double>& v) {
-        return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
-    };
-    return {{"loss", std::isfinite(m.loss) ? nlohmann::json(m.loss) : nlohmann::json(nullptr)},
-            {"ppl", opt(m.ppl)},
-            {"exact_match", opt(m.exact_match)},
-            {"accuracy", opt(m.accuracy)},
-            {"kl", opt(m.kl)},
-            {"agreement", opt(m.agreement)},
-            {"examples", m.examples}};
-}
-
-nlohmann::json report_json(const EvalReport& r) {
-    nlohmann::json j = metrics_json(r.overall);
-    nlohmann::json d = nlohmann::json::object();
-    for (const auto& [name, m] : r.domains) d[name] = metrics_json(m);
-    j["domains"] = d;
-    return j;
-}
 
 void report_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
     const EvalMetrics& m = r.overall;
@@ -89,9 +69,9 @@ std::string train_report_json(const TrainReport& r) {
                               {"seconds", r.seconds},
                               {"final_loss", r.final_loss},
                               {"codes_changed", r.codes_changed},
-                              {"teacher", report_json(r.teacher)},
-                              {"before", report_json(r.before)},
-                              {"after", report_json(r.after)}};
+                              {"teacher", eval_report_json(r.teacher)},
+                              {"before", eval_report_json(r.before)},
+                              {"after", eval_report_json(r.after)}};
     return j.dump(2) + "\n";
 }
 

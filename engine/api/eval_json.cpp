@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/eval_json.h"
+
+#include <cmath>
+
+namespace ql {
+namespace {
+
+nlohmann::json finite_or_null(const std::optional<double>& v) {
+    return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json eval_metrics_json(const EvalMetrics& m) {
+    return {{"loss", finite_or_null(m.loss)},
+            {"ppl", finite_or_null(m.ppl)},
+            {"exact_match", finite_or_null(m.exact_match)},
+            {"accuracy", finite_or_null(m.accuracy)},
+            {"kl", finite_or_null(m.kl)},
+            {"agreement", finite_or_null(m.agreement)},
+            {"tokens", m.tokens},
+            {"examples", m.examples}};
+}
+
+nlohmann::json eval_report_json(const EvalReport& r) {
+    nlohmann::json j = eval_metrics_json(r.overall);
+    nlohmann::json domains = nlohmann::json::object();
+    for (const auto& [name, m] : r.domains) domains[name] = eval_metrics_json(m);
+    j["domains"] = domains;
+    return j;
+}
+
+}  // namespace ql
