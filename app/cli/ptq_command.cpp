@@ -4,6 +4,7 @@
 // MODEL reads back (docs/CLI.md "ptq", docs/RECIPES.md).
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,11 @@ int run(const std::vector<std::string>& args) {
     ProjectRunInfo info;
     info.kind = "ptq";
     info.name = req.recipe + " on " + req.model;
+    if (p.has("--project")) {
+        info.model_name = req.model;
+        info.model_path = resolved_model_folder(req.model);
+        std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
+    }
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},
                                        {"calib", req.calibration},

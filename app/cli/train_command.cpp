@@ -3,6 +3,7 @@
 // distillation from the full-precision teacher (docs/CLI.md "train", docs/TRAINING.md).
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/project_run_recorder.h"
 #include "engine/api/errors.h"
+#include "engine/api/ptq_api.h"
 #include "engine/api/train_api.h"
 
 namespace ql::cli {
@@ -104,6 +106,11 @@ int run(const std::vector<std::string>& args) {
     ProjectRunInfo info;
     info.kind = req.mode;
     info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
+    if (p.has("--project")) {
+        info.model_name = req.model;
+        info.model_path = resolved_model_folder(req.model);
+        if (!req.recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
+    }
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
                                        {"temperature", req.temperature}, {"out", req.out_dir}})

@@ -43,6 +43,13 @@ PtqLayerSummary summary_of(const LayerPtqReport& r) {
 
 std::vector<std::string> recipe_preset_names() { return preset_names(); }
 
+std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe) {
+    const Recipe r = load_recipe(recipe);
+    return {r.name, recipe_to_json(r)};
+}
+
+std::string resolved_model_folder(const std::string& model) { return resolve_model_path(model); }
+
 std::string ptq_report_json(const PtqSummary& s) {
     nlohmann::json layers = nlohmann::json::array();
     for (const PtqLayerSummary& l : s.layers)

@@ -55,4 +55,9 @@ std::string ptq_report_csv(const PtqSummary& s);
 // Names of the shipped recipe presets.
 std::vector<std::string> recipe_preset_names();
 
+// What a project records before a run starts: the recipe (preset name or file) as canonical JSON
+// with its name, and the folder a MODEL argument names ("demo" resolved). UserError like run_ptq.
+std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe);
+std::string resolved_model_folder(const std::string& model);
+
 }  // namespace ql

@@ -50,6 +50,11 @@ TEST(CliPtq, QuantizesWritesACheckpointThatEvalReadsAndRecordsTheRun) {
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].kind, "ptq");
     EXPECT_EQ(runs[0].status, projects::RunStatus::Completed);
+    // The model and the recipe as applied are recorded with the run.
+    ASSERT_TRUE(runs[0].model_id.has_value());
+    ASSERT_TRUE(runs[0].recipe_id.has_value());
+    EXPECT_EQ(p.recipe(*runs[0].recipe_id).name, "NVFP4_DEFAULT");
+    EXPECT_EQ(p.model(*runs[0].model_id).name, kLlama);
     const auto stats = p.layer_stats(runs[0].id, std::string("model.layers.0.mlp.up_proj"));
     bool found = false;
     for (const auto& s : stats)
