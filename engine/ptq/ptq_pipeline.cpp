@@ -203,14 +203,14 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
 
     // 2b. AWQ, layer by layer on the FP inputs.
     if (awq) {
-        std::vector<LayerQuantizer*> todo;
+        std::vector<LayerQuantizer*> awq_layers;
         for (const auto& l : q.layers())
-            if (l->weight_configured()) todo.push_back(l.get());
+            if (l->weight_configured()) awq_layers.push_back(l.get());
         AwqOptions o;
         o.grid = alg.awq_grid;
         o.clip_search = alg.awq_clip;
         int64_t done = 0;
-        for (LayerQuantizer* l : todo) {
+        for (LayerQuantizer* l : awq_layers) {
             cancel.throw_if_cancelled();
             const auto tl = Clock::now();
             at::Tensor x = fp_samples.at(l->name());
@@ -226,7 +226,7 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
                 reports[l->name()].awq_alpha = r.best_alpha;
             }
             reports[l->name()].seconds = seconds_since(tl);
-            sink.progress(++done, static_cast<int64_t>(todo.size()), "awq");
+            sink.progress(++done, static_cast<int64_t>(awq_layers.size()), "awq");
         }
     }
 

@@ -2,7 +2,7 @@
 // Loss-optimal QAT fraction from the tokens-per-parameter-byte statistic, after Dremov, Grangier,
 // Katharopoulos, Hannun, "Compute-Optimal Quantization-Aware Training" (arXiv 2509.22935), as
 // restated in shared/design/QAT.md. The paper's full loss law (a Chinchilla-like part plus three
-// QAT penalty terms) is not implemented: its coefficients were not available to us, and QAT.md
+// QAT penalty terms) is deliberately not used: its coefficients were not available to us, and QAT.md
 // forbids inventing them; the fraction law and a fit to the user's own sweep are what we offer.
 #include "engine/train/qat_planner.h"
 
