@@ -24,8 +24,32 @@
 
 #include <qcustomplot.h>
 
+#include <unistd.h>
+
+#include <QDesktopServices>
+#include <QDockWidget>
+#include <QPushButton>
+#include <QUrl>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QMimeData>
+#include <QSplitter>
+#include <QTimer>
+#include <QToolBar>
+
+#include "ui/compare_view.h"
+#include "ui/dashboard_view.h"
 #include "ui/format_explorer_view.h"
+#include "ui/block_walkthrough_panel.h"
+#include "ui/layer_inspector_view.h"
+#include "ui/log_panel.h"
+#include "ui/model_panel.h"
+#include "ui/project_explorer_panel.h"
+#include "ui/recipe_editor.h"
+#include "ui/run_controls.h"
 #include "ui/theme_manager.h"
+#include "ui/workbench.h"
 
 namespace ql {
 
@@ -35,22 +59,34 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     m_theme = new ThemeManager(this);
     m_theme->apply(ThemeManager::savedTheme());
 
-    auto* central = new QWidget(this);
-    auto* layout = new QHBoxLayout(central);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
-    m_navigation = new QListWidget(central);
+    m_workbench = new Workbench(this);
+    auto* central = new QSplitter(Qt::Horizontal, this);
+    central->setObjectName(QStringLiteral("centralSplitter"));
+    central->setChildrenCollapsible(false);
+    auto* left = new QSplitter(Qt::Vertical, central);
+    left->setObjectName(QStringLiteral("leftSplitter"));
+    m_navigation = new QListWidget(left);
     m_navigation->setObjectName(QStringLiteral("navigation"));
-    m_navigation->setFixedWidth(168);
+    m_navigation->setMinimumWidth(168);
     m_navigation->setFrameShape(QFrame::NoFrame);
     m_navigation->setFocusPolicy(Qt::TabFocus);
-    layout->addWidget(m_navigation);
+    left->addWidget(m_navigation);
+    left->addWidget(m_workbench->explorer());
+    left->setStretchFactor(0, 0);
+    left->setStretchFactor(1, 1);
+    left->setSizes({190, 600});
+    central->addWidget(left);
     m_stack = new QStackedWidget(central);
-    layout->addWidget(m_stack, 1);
+    central->addWidget(m_stack);
+    central->setStretchFactor(0, 0);
+    central->setStretchFactor(1, 1);
+    central->setSizes({430, 1010});
     setCentralWidget(central);
+    setAcceptDrops(true);
 
     createMenus();
     createStatusBar(runtime);
+    createWorkbenchViews();
 
     m_explorer = new FormatExplorerView;
     m_explorer->setObjectName(QStringLiteral("formatExplorer"));
@@ -64,6 +100,17 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
 
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    m_fileMenu = file;
+    QAction* newProject = file->addAction(tr("&New Project…"), this, &MainWindow::newProjectInteractively);
+    newProject->setShortcut(QKeySequence::New);
+    QAction* openProject = file->addAction(tr("&Open Project…"), this, &MainWindow::openProjectInteractively);
+    openProject->setShortcut(QKeySequence::Open);
+    QAction* openModel = file->addAction(tr("Open &Model…"), this, &MainWindow::openModelInteractively);
+    openModel->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
+    m_recentMenu = file->addMenu(tr("Recent Projects"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+    file->addAction(tr("Open the &Demo Project"), this, [this] { m_workbench->openDemo(); });
+    file->addSeparator();
     QAction* screenshot = file->addAction(tr("Save Window Screenshot…"), this, &MainWindow::saveWindowScreenshot);
     screenshot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     file->addSeparator();
@@ -103,6 +150,118 @@ void MainWindow::createMenus() {
     help->addAction(tr("About Qt"), qApp, &QApplication::aboutQt);
 }
 
+void MainWindow::createWorkbenchViews() {
+    Workbench* w = m_workbench;
+    auto* workbenchView = new QSplitter(Qt::Horizontal);
+    workbenchView->setObjectName(QStringLiteral("workbenchView"));
+    workbenchView->addWidget(w->modelPanel());
+    workbenchView->addWidget(w->recipeEditor());
+    workbenchView->setStretchFactor(0, 3);
+    workbenchView->setStretchFactor(1, 2);
+    addView(QStringLiteral("workbench"), tr("Workbench"), workbenchView);
+    addView(QStringLiteral("dashboard"), tr("Dashboard"), w->dashboard());
+    addView(QStringLiteral("compare"), tr("Compare"), w->compareView());
+    addView(QStringLiteral("inspector"), tr("Layer Inspector"), w->inspector());
+
+    auto* runBar = new QToolBar(tr("Run"), this);
+    runBar->setObjectName(QStringLiteral("runToolBar"));
+    runBar->setMovable(false);
+    runBar->addWidget(w->runControls());
+    addToolBar(Qt::TopToolBarArea, runBar);
+
+    auto* logDock = new QDockWidget(tr("Log"), this);
+    logDock->setObjectName(QStringLiteral("logDock"));
+    logDock->setWidget(w->logPanel());
+    logDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::BottomDockWidgetArea, logDock);
+    resizeDocks({logDock}, {150}, Qt::Vertical);
+    m_viewMenu->insertAction(m_viewMenuAnchor, logDock->toggleViewAction());
+    logDock->toggleViewAction()->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
+
+    QMenu* run = new QMenu(tr("&Run"), this);
+    menuBar()->insertMenu(m_helpMenuAction, run);
+    QAction* start = run->addAction(tr("&Start"), w, &Workbench::startRun);
+    start->setShortcut(QKeySequence(Qt::Key_F5));
+    QAction* pause = run->addAction(tr("&Pause"), w, &Workbench::pauseRun);
+    pause->setShortcut(QKeySequence(Qt::Key_F6));
+    QAction* resume = run->addAction(tr("&Resume Selected Run"), w, &Workbench::resumeSelectedRun);
+    resume->setShortcut(QKeySequence(Qt::Key_F7));
+    QAction* cancel = run->addAction(tr("&Cancel"), w, &Workbench::cancelRun);
+    cancel->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    run->addSeparator();
+    for (const QString& q : w->recipeEditor()->quickStarts())
+        run->addAction(tr("Quick Start: %1").arg(q), this, [w, q] { w->recipeEditor()->applyQuickStart(q); });
+
+    connect(w, &Workbench::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(w, &Workbench::showDashboardRequested, this, [this] { showView(QStringLiteral("dashboard")); });
+    connect(w, &Workbench::projectOpened, this, [this](const QString& path) {
+        setWindowFilePath(path);
+    });
+    connect(w->modelPanel(), &ModelPanel::inspectLayerRequested, this, [this, w](const QString& layer) {
+        showView(QStringLiteral("inspector"));
+        if (!w->inspector()->selectLayer(layer))
+            statusBar()->showMessage(tr("No statistics for %1 yet: press Compute Statistics.").arg(layer), 8000);
+    });
+    connect(w->inspector(), &LayerInspectorView::firstBlockRequested, this,
+            [this](const QString& format, const std::vector<float>& block) {
+                showView(QStringLiteral("format-explorer"));
+                if (!format.isEmpty()) m_explorer->selectFormat(format);
+                m_explorer->walkthrough()->setBlock(block);
+            });
+    connect(w, &Workbench::exportFinished, this, [this](const QString& path) {
+        // Not modal: the export is done, the user may look at it or carry on.
+        auto* box = new QMessageBox(QMessageBox::Information, tr("Export finished"), tr("Written to %1").arg(path),
+                                    QMessageBox::Close, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        QPushButton* open = box->addButton(tr("Open Folder"), QMessageBox::ActionRole);
+        connect(open, &QPushButton::clicked, this, [path] {
+            const QFileInfo fi(path);
+            QDesktopServices::openUrl(QUrl::fromLocalFile(fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath()));
+        });
+        box->setModal(false);
+        box->show();
+    });
+}
+
+void MainWindow::newProjectInteractively() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("New project"), QDir::homePath() + QStringLiteral("/untitled.qlab"),
+                                                      tr("QuantLab project (*.qlab)"));
+    if (path.isEmpty()) return;
+    if (QFileInfo::exists(path)) {
+        QMessageBox::warning(this, tr("New project"), tr("%1 exists already: open it instead, or choose another name.").arg(path));
+        return;
+    }
+    openProject(path, true);
+}
+
+void MainWindow::openProjectInteractively() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), QDir::homePath(), tr("QuantLab project (*.qlab)"));
+    if (!path.isEmpty()) openProject(path);
+}
+
+void MainWindow::openModelInteractively() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open an HF model folder or a QuantLab checkpoint"), QDir::homePath());
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = m_workbench->recentProjects();
+    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openProject(path); });
+    if (recent.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+}
+
+void MainWindow::updateMemory() {
+    // Resident memory of this process (pages in /proc/self/statm × page size): what training and
+    // big models cost, next to the threads and BLAS facts.
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (!statm.open(QIODevice::ReadOnly)) return;
+    const QList<QByteArray> fields = statm.readAll().split(' ');
+    if (fields.size() < 2) return;
+    const double rss = fields[1].toDouble() * static_cast<double>(sysconf(_SC_PAGESIZE));
+    m_memory->setText(tr("Memory: %1 MB").arg(rss / 1e6, 0, 'f', 0));
+}
+
 void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
     auto add = [this](const QString& text, const QString& tip, const QString& name) {
         auto* label = new QLabel(text, this);
@@ -128,6 +287,12 @@ void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
         QStringLiteral("statusTorch"));
     add(runtime.cuda_kernels ? tr("CUDA kernels: built") : tr("CUDA kernels: not built"),
         tr("Whether this build contains QuantLab's CUDA kernels"), QStringLiteral("statusCuda"));
+    add(tr("Device: CPU × %1").arg(runtime.threads), tr("Where engine jobs run"), QStringLiteral("statusDevice"));
+    m_memory = add(QString(), tr("Resident memory of QuantLab"), QStringLiteral("statusMemory"));
+    updateMemory();
+    auto* timer = new QTimer(this);
+    connect(timer, &QTimer::timeout, this, &MainWindow::updateMemory);
+    timer->start(2000);
 }
 
 QString MainWindow::statusSummary() const {
@@ -200,9 +365,35 @@ void MainWindow::onViewChanged(int index) {
     setWindowTitle(tr("%1 — QuantLab").arg(m_navigation->item(index)->text()));
 }
 
-void MainWindow::openProject(const QString& path) {
-    statusBar()->showMessage(
-        tr("Project files arrive with the project explorer in a later version; '%1' was not opened.").arg(path), 15000);
+bool MainWindow::openProject(const QString& path, bool create) { return m_workbench->openProject(path, create); }
+
+void MainWindow::openModel(const QString& path) {
+    if (m_workbench->projectPath().isEmpty() && !m_workbench->openProject(Workbench::demoProjectPath(),
+                                                                       !QFileInfo::exists(Workbench::demoProjectPath())))
+        return;
+    m_workbench->openModel(path);
+    showView(QStringLiteral("workbench"));
+}
+
+void MainWindow::openPath(const QString& path) {
+    const QFileInfo fi(path);
+    if (fi.isDir() || path == QLatin1String("demo"))
+        openModel(fi.isDir() ? fi.absoluteFilePath() : path);
+    else
+        openProject(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile()) {
+            openPath(url.toLocalFile());
+            event->acceptProposedAction();
+            return;
+        }
 }
 
 void MainWindow::saveSettings() const {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The application shell: a navigation list on the left, the current view in the middle, menus
-// (with each view's own actions), and a status bar with the runtime facts (threads, BLAS,
-// LibTorch, version). Views are plain widgets; later issues add the project explorer, model
-// panel, recipe editor, dashboard, compare view, log panel and layer inspector with addView().
+// The application shell: on the left the navigation between views above the project explorer
+// (the runs of the open project); in the middle the current view (workbench = model panel and
+// recipe editor, dashboard, compare, Format Explorer …); the run controls as a tool bar; the log
+// as a dock; menus (with each view's own actions) and a status bar with the runtime facts
+// (threads, BLAS, LibTorch, memory). Projects (.qlab) and model folders open from the File menu,
+// by drag and drop, or from the command line.
 #pragma once
 
 #include <QList>
@@ -21,6 +23,7 @@ namespace ql {
 
 class FormatExplorerView;
 class ThemeManager;
+class Workbench;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -36,9 +39,13 @@ public:
     QString currentViewId() const;
     QStringList viewIds() const;
 
-    // A project file given on the command line. Project files arrive with a later issue; until
-    // then the window says so instead of failing.
-    void openProject(const QString& path);
+    // A project file (.qlab, created when `create`), or a model folder (HF model or QuantLab
+    // checkpoint, opened into the current project or the demo project). Failures are messages.
+    bool openProject(const QString& path, bool create = false);
+    void openModel(const QString& path);
+    // Either of the two, by what `path` is (drag and drop, command line).
+    void openPath(const QString& path);
+    Workbench* workbench() const { return m_workbench; }
 
     FormatExplorerView* formatExplorer() const { return m_explorer; }
     ThemeManager* themeManager() const { return m_theme; }
@@ -49,6 +56,8 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     struct View {
@@ -65,6 +74,12 @@ private:
     void saveWindowScreenshot();
     void showShortcuts();
     void showAbout();
+    void createWorkbenchViews();
+    void newProjectInteractively();
+    void openProjectInteractively();
+    void openModelInteractively();
+    void updateRecentMenu();
+    void updateMemory();
 
     ThemeManager* m_theme = nullptr;
     QListWidget* m_navigation = nullptr;
@@ -75,6 +90,10 @@ private:
     QList<View> m_views;
     FormatExplorerView* m_explorer = nullptr;
     QList<QLabel*> m_statusLabels;
+    Workbench* m_workbench = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_fileMenu = nullptr;
+    QLabel* m_memory = nullptr;
     RuntimeInfo m_runtime;
 };
 

@@ -15,6 +15,11 @@
 #include <qcustomplot.h>
 
 #include "ui/block_walkthrough_panel.h"
+#include "ui/compare_view.h"
+#include "ui/dashboard_view.h"
+#include "ui/model_panel.h"
+#include "ui/project_explorer_panel.h"
+#include "ui/workbench.h"
 #include "ui/format_explorer_view.h"
 #include "ui/main_window.h"
 #include "ui/palette_quantizer.h"
@@ -42,6 +47,31 @@ ScreenshotRunner::Shot explorerShot(const QString& file, const QString& format, 
             }};
 }
 
+// Selects the project's runs of `kinds` (all when empty) and shows `view`.
+ScreenshotRunner::Shot workbenchShot(const QString& file, const QString& view, ThemeManager::Theme theme,
+                                     const QStringList& kinds) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(view);
+                QList<qint64> ids;
+                for (const RunRow& r : w.workbench()->explorer()->runs())
+                    if ((kinds.isEmpty() || kinds.contains(r.kind)) && r.status == QLatin1String("completed")) ids << r.id;
+                w.workbench()->explorer()->selectRuns(ids);
+            },
+            [=](MainWindow& w) {
+                Workbench* wb = w.workbench();
+                if (!wb->modelPanel()->hasModel()) return false;
+                if (view != QLatin1String("dashboard")) return true;
+                // Every selected run's loss or eval curve has arrived.
+                for (qint64 id : wb->dashboard()->runs())
+                    if (wb->dashboard()->pointCount(id, QStringLiteral("train/loss")) == 0 &&
+                        wb->dashboard()->pointCount(id, QStringLiteral("eval/exact_match")) == 0)
+                        return false;
+                return true;
+            }};
+}
+
 }  // namespace
 
 ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)
@@ -49,7 +79,15 @@ ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory,
 
 std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
     using T = ThemeManager::Theme;
-    return {
+    std::vector<Shot> shots = {
+        workbenchShot(QStringLiteral("workbench.png"), QStringLiteral("workbench"), T::Light, {}),
+        workbenchShot(QStringLiteral("dashboard.png"), QStringLiteral("dashboard"), T::Light,
+                      {QStringLiteral("qat"), QStringLiteral("qad")}),
+        workbenchShot(QStringLiteral("dashboard-dark.png"), QStringLiteral("dashboard"), T::Dark,
+                      {QStringLiteral("qat"), QStringLiteral("qad")}),
+        workbenchShot(QStringLiteral("compare.png"), QStringLiteral("compare"), T::Light, {}),
+    };
+    std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
                      [](FormatExplorerView& view) { view.walkthrough()->setTensorAmax(12.0f); }),
@@ -72,6 +110,8 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
         explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
     };
+    shots.insert(shots.end(), explorer.begin(), explorer.end());
+    return shots;
 }
 
 std::vector<ScreenshotRunner::Shot> ScreenshotRunner::formatShots(const QStringList& formats) {
@@ -111,6 +151,18 @@ void ScreenshotRunner::next() {
         std::fprintf(stderr, "quantlab: screenshot %s: %s\n", qPrintable(shot.file), e.what());
         ++m_failures;
     }
+    m_waitedMs = 0;
+    capture();
+}
+
+void ScreenshotRunner::capture() {
+    const Shot& shot = m_shots[m_index];
+    if (shot.ready && !shot.ready(*m_window) && m_waitedMs < 60000) {
+        m_waitedMs += 100;
+        QTimer::singleShot(100, this, &ScreenshotRunner::capture);
+        return;
+    }
+    if (shot.ready && m_waitedMs >= 60000) std::fprintf(stderr, "quantlab: screenshot %s: not ready after a minute\n", qPrintable(shot.file));
     QTimer::singleShot(kSettleMs, this, [this] {
         const Shot& s = m_shots[m_index];
         for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);

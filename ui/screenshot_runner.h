@@ -20,11 +20,15 @@ public:
     struct Shot {
         QString file;                    // "format-explorer-nvfp4.png"
         std::function<void(MainWindow&)> setup;
+        // Polled after setup until true (at most a minute): models open and curves load in the
+        // background, so a shot waits for what it shows. Empty: ready at once.
+        std::function<bool(MainWindow&)> ready = {};
     };
 
     ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent = nullptr);
 
-    // The Format Explorer in the states the documentation shows.
+    // The workbench views on the open project (workbench, dashboard, compare; light and dark),
+    // then the Format Explorer in the states the documentation shows.
     static std::vector<Shot> defaultShots();
     // One shot per format, "format-explorer-<name>.png", in the current theme.
     static std::vector<Shot> formatShots(const QStringList& formats);
@@ -39,6 +43,7 @@ Q_SIGNALS:
 
 private:
     void next();
+    void capture();
 
     MainWindow* m_window;
     QString m_directory;
@@ -46,6 +51,7 @@ private:
     size_t m_index = 0;
     QStringList m_written;
     int m_failures = 0;
+    int m_waitedMs = 0;
 };
 
 }  // namespace ql

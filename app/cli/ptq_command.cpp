@@ -11,7 +11,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
-#include "app/cli/project_run_recorder.h"
+#include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/ptq_api.h"
 
@@ -81,7 +81,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    ProjectRunInfo info;
+    projects::ProjectRunInfo info;
     info.kind = "ptq";
     info.name = req.recipe + " on " + req.model;
     if (p.has("--project")) {
@@ -97,7 +97,7 @@ int run(const std::vector<std::string>& args) {
                                        {"seed", req.seed}})
                            .dump();
     PtqSummary s;
-    run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { s = run_ptq(req, sink, cancel); });
+    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { s = run_ptq(req, sink, cancel); });
     cli_sink.finish_line();
     if (p.has("--json"))
         std::printf("%s", ptq_report_json(s).c_str());

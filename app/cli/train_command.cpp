@@ -10,7 +10,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
-#include "app/cli/project_run_recorder.h"
+#include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/ptq_api.h"
 #include "engine/api/train_api.h"
@@ -103,7 +103,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    ProjectRunInfo info;
+    projects::ProjectRunInfo info;
     info.kind = req.mode;
     info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
     if (p.has("--project")) {
@@ -117,7 +117,7 @@ int run(const std::vector<std::string>& args) {
                            .dump();
     TrainReport r;
     try {
-        run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_training(req, sink, cancel); },
+        projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_training(req, sink, cancel); },
                      "paused; resume with --resume");
     } catch (const JobCancelled&) {
         cli_sink.finish_line();

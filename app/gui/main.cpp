@@ -2,7 +2,7 @@
 // quantlab: the desktop GUI. Thin on purpose: parse the command line, set up the engine runtime,
 // show the main window (or render screenshots and quit).
 //
-//   quantlab [PROJECT] [--theme light|dark] [--format NAME] [--screenshot-dir DIR]
+//   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -18,6 +18,7 @@
 #include "ui/main_window.h"
 #include "ui/screenshot_runner.h"
 #include "ui/theme_manager.h"
+#include "ui/workbench.h"
 
 int main(int argc, char** argv) {
     ql::ensure_passive_openmp_wait(argv);
@@ -45,8 +46,9 @@ int main(int argc, char** argv) {
                        "instead of the documentation set."),
         QStringLiteral("NAMES"));
     parser.addOptions({screenshotDir, screenshotFormats, theme, format});
-    parser.addPositionalArgument(QStringLiteral("project"), QStringLiteral("A QuantLab project file to open."),
-                                 QStringLiteral("[project]"));
+    parser.addPositionalArgument(QStringLiteral("path"),
+                                 QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
+                                 QStringLiteral("[project|model]"));
     // Unknown options are reported and ignored: a stray argument must not stop the GUI.
     if (!parser.parse(QApplication::arguments()))
         std::fprintf(stderr, "quantlab: %s (ignored)\n", qPrintable(parser.errorText()));
@@ -73,7 +75,11 @@ int main(int argc, char** argv) {
     if (parser.isSet(theme)) window.themeManager()->apply(ql::ThemeManager::fromName(parser.value(theme)));
     if (parser.isSet(format) && !window.formatExplorer()->selectFormat(parser.value(format)))
         std::fprintf(stderr, "quantlab: unknown format '%s' (ignored)\n", qPrintable(parser.value(format)));
-    if (!parser.positionalArguments().isEmpty()) window.openProject(parser.positionalArguments().constFirst());
+    // No argument: the demo project, so that a new user starts with a model and presets ready.
+    if (!parser.positionalArguments().isEmpty())
+        window.openPath(parser.positionalArguments().constFirst());
+    else if (!screenshots)
+        window.workbench()->openDemo();
 
     if (screenshots) {
         window.resize(1600, 1000);

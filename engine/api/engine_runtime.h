@@ -19,6 +19,11 @@ struct RuntimeInfo {
 // the BLAS. Call once at startup; returns what it found. Safe to call again.
 RuntimeInfo initialise_engine_runtime();
 
+// Gives the calling thread (a GUI worker running engine jobs) the same intra-op thread count as
+// the main thread: OpenMP's thread count is a per-thread setting, so a new std::thread would
+// otherwise run with the library default.
+void prepare_engine_worker_thread();
+
 // The version string of this build (from CMake's project version).
 std::string quantlab_version();
 

@@ -54,4 +54,16 @@ EvalReport run_eval(const EvalRequest& request, JobSink& sink, const Cancellatio
     return r;
 }
 
+void report_eval_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
+    const EvalMetrics& m = r.overall;
+    sink.metric(step, "eval/loss", m.loss);
+    if (m.ppl) sink.metric(step, "eval/ppl", *m.ppl);
+    if (m.exact_match) sink.metric(step, "eval/exact_match", *m.exact_match);
+    if (m.accuracy) sink.metric(step, "eval/accuracy", *m.accuracy);
+    if (m.kl) sink.metric(step, "eval/kl", *m.kl);
+    if (m.agreement) sink.metric(step, "eval/agreement", *m.agreement);
+    for (const auto& [name, d] : r.domains)
+        if (d.exact_match) sink.metric(step, "eval/exact_match/" + name, *d.exact_match);
+}
+
 }  // namespace ql

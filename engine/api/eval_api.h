@@ -50,6 +50,10 @@ struct EvalReport {
 // stops with JobCancelled when `cancel` is set. Bad input is a UserError naming the file/field.
 EvalReport run_eval(const EvalRequest& request, JobSink& sink, const CancellationToken& cancel);
 
+// Reports `report` as metric points at `step`: eval/loss, eval/ppl, eval/exact_match,
+// eval/accuracy, eval/kl, eval/agreement (those that apply) and eval/exact_match/<domain>.
+void report_eval_metrics(JobSink& sink, int64_t step, const EvalReport& report);
+
 // Parses "train" / "validation" / "val" / "all"; UserError otherwise.
 std::string normalise_split_name(const std::string& split);
 

@@ -24,6 +24,12 @@ struct LayerSummary {
     std::vector<int64_t> weight_shape;
     bool has_bias = false;
     int64_t parameters = 0;      // weight (+ bias) elements
+    // How a quantized checkpoint (or a planned recipe, see plan_layer_formats) quantizes it:
+    // describe() of the weight and input quantizers ("nvfp4", "int4 group 128", "off"), and the
+    // weight's stored bits per element with its scales (16 when not quantized: BF16 storage).
+    std::string weight_quantizer = "off", input_quantizer = "off";
+    std::string weight_format;   // the format name, "" when the weight is not quantized
+    double weight_bits = 16;
 };
 
 struct ModelSummary {
@@ -36,7 +42,19 @@ struct ModelSummary {
     std::vector<LayerSummary> layers;  // quantizable layers, forward order
 };
 
-// MODEL: an HF folder or "demo". UserError for missing or bad files.
+// MODEL: an HF folder, a QuantLab quantized checkpoint (layers carry its quantizers) or "demo".
+// UserError for missing or bad files.
 ModelSummary inspect_model(const std::string& model);
+
+// Row `row` (an output channel) of layer `layer`'s weight as its quantizers see it ([out, in·kh·kw],
+// float32): the outlier view's "this channel's histogram". UserError for an unknown layer or a
+// row out of range.
+std::vector<float> layer_weight_row(const std::string& model, const std::string& layer, int64_t row);
+
+// The layers of `summary` with the quantizers `recipe_json` (recipe JSON text, docs/RECIPES.md)
+// would give them, checked against the model's shapes: a UserError naming `source` and the
+// field or layer when the recipe does not fit. Loads the model (configuration and weights).
+std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std::string& recipe_json,
+                                             const std::string& source);
 
 }  // namespace ql

@@ -138,6 +138,10 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     s.model_bytes = result.size.bytes();
     s.fp16_bytes = 2.0 * static_cast<double>(result.size.parameters);
     s.seconds = result.seconds;
+    // Run-level numbers for project files (the compare view): size and time at step 0.
+    sink.metric(0, "model/bits_per_parameter", s.bits_per_parameter);
+    sink.metric(0, "model/bytes", s.model_bytes);
+    sink.metric(0, "time/seconds", s.seconds);
     for (const LayerPtqReport& r : result.layers) s.layers.push_back(summary_of(r));
     if (!req.out_dir.empty()) {
         cancel.throw_if_cancelled();

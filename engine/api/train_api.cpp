@@ -21,17 +21,6 @@ namespace ql {
 namespace fs = std::filesystem;
 namespace {
 
-void report_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
-    const EvalMetrics& m = r.overall;
-    sink.metric(step, "eval/loss", m.loss);
-    if (m.exact_match) sink.metric(step, "eval/exact_match", *m.exact_match);
-    if (m.accuracy) sink.metric(step, "eval/accuracy", *m.accuracy);
-    if (m.kl) sink.metric(step, "eval/kl", *m.kl);
-    if (m.agreement) sink.metric(step, "eval/agreement", *m.agreement);
-    for (const auto& [name, d] : r.domains)
-        if (d.exact_match) sink.metric(step, "eval/exact_match/" + name, *d.exact_match);
-}
-
 // The LR at every step: a cooldown-fused run (fp_steps > 0), warmup-stable-decay, or warm-up
 // then constant / cosine / linear decay.
 std::function<double(int64_t)> lr_schedule_for(const TrainRequest& req) {
@@ -152,7 +141,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     NullJobSink quiet;
     report.teacher = evaluate(*teacher.model, nullptr, eval_data, eval_options, quiet, cancel);
     report.before = evaluate(*student.model, teacher.model.get(), eval_data, eval_options, quiet, cancel);
-    report_metrics(sink, 0, report.before);
+    report_eval_metrics(sink, 0, report.before);
 
     QuantTrainingConfig config;
     config.mode = req.mode;
@@ -191,7 +180,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {
         report.after = evaluate(*student.model, teacher_model, eval_data, eval_options, quiet, c);
-        report_metrics(s, step, report.after);
+        report_eval_metrics(s, step, report.after);
     };
     const QuantTrainingResult r = train_quantized(*q, req.mode == "qad" ? teacher_model : nullptr, batches, config,
                                                   evaluator, sink, cancel);
@@ -205,6 +194,11 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     save_quantized_checkpoint(*q, student.path, report.out_model, /*force=*/true);
     sink.artifact("model", report.out_model);
     report.seconds = r.seconds;
+    // Run-level numbers for project files (the compare view).
+    const ModelSize size = q->size();
+    sink.metric(r.steps, "model/bits_per_parameter", size.bits_per_parameter());
+    sink.metric(r.steps, "model/bytes", size.bytes());
+    sink.metric(r.steps, "time/seconds", r.seconds);
     write_file_atomically((fs::path(req.out_dir) / "train_report.json").string(), train_report_json(report));
     sink.progress(1, 1, "save");
     return report;

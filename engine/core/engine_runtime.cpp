@@ -53,4 +53,6 @@ RuntimeInfo initialise_engine_runtime() {
     return info;
 }
 
+void prepare_engine_worker_thread() { at::set_num_threads(initialise_engine_runtime().threads); }
+
 }  // namespace ql

@@ -27,6 +27,10 @@ public:
         QApplication::setOrganizationName(QStringLiteral("QuantLabTests"));
         QApplication::setApplicationName(QStringLiteral("QuantLabTests"));
         g_scratch = new QTemporaryDir;
+        // The demo project (XDG_DATA_HOME) and the demo model (XDG_CACHE_HOME) of the tests live
+        // in the scratch folder, never in the developer's home.
+        qputenv("XDG_DATA_HOME", (g_scratch->path() + QStringLiteral("/data")).toUtf8());
+        qputenv("XDG_CACHE_HOME", (g_scratch->path() + QStringLiteral("/cache")).toUtf8());
         QSettings::setDefaultFormat(QSettings::IniFormat);
         QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, g_scratch->path());
         initialise_engine_runtime();

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Records one CLI job as a run of a project file (--project P.qlab): the model and recipe, the
-// run with its config, every metric and per-layer metric the job reports (MetricWriter, so a GUI
-// can watch it live), the artifacts it produced and how it ended. The file is created when
-// missing. Forwards every report to the CLI's own sink as well.
+// Records one job as a run of a project file: the model and recipe, the run with its config,
+// every metric and per-layer metric the job reports (MetricWriter, so a GUI can watch it live),
+// the artifacts it produced and how it ended. The file is created when missing. Forwards every
+// report to another sink as well (the CLI's printer, the GUI's live view). Used alike by
+// `quantlab-cli … --project P.qlab` and the GUI, so both record runs the same way.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -16,7 +18,7 @@
 #include "projects/metric_writer.h"
 #include "projects/project_file.h"
 
-namespace ql::cli {
+namespace ql::projects {
 
 struct ProjectRunInfo {
     std::string kind;           // "ptq", "eval" ...
@@ -24,6 +26,10 @@ struct ProjectRunInfo {
     std::string model_name, model_path;
     std::string recipe_name, recipe_json;  // recipe_json empty: no recipe
     std::string config_json = "{}";
+    // Set: continue this existing run (a paused = cancelled, or interrupted one) instead of
+    // creating a new one; its metric series go on where they stopped.
+    std::optional<std::int64_t> continue_run;
+    MetricWriter::Options writer;  // e.g. a shorter flush interval for a live GUI
 };
 
 class ProjectRunRecorder : public JobSink {
@@ -37,21 +43,22 @@ public:
     void log(LogLevel level, const std::string& text) override;
     void artifact(const std::string& kind, const std::string& path) override;
 
-    void finish(projects::RunStatus status, const std::string& message = {});
+    void finish(RunStatus status, const std::string& message = {});
     int64_t run_id() const { return run_id_; }
 
 private:
     std::filesystem::path project_;
     JobSink& forward_;
     int64_t run_id_ = 0;
-    std::unique_ptr<projects::MetricWriter> writer_;
+    std::unique_ptr<MetricWriter> writer_;
     std::vector<std::pair<std::string, std::string>> artifacts_;
 };
 
-// Runs `job` with `cli_sink`, recorded as a run of `project` when one is given: the run ends
+// Runs `job` with `sink`, recorded as a run of `project` when one is given: the run ends
 // completed, cancelled (with `cancel_message`) or failed (with the error), and the exception
-// goes on to the caller.
-void run_recorded(const std::optional<std::string>& project, const ProjectRunInfo& info, JobSink& cli_sink,
-                  const std::function<void(JobSink&)>& job, const std::string& cancel_message = {});
+// goes on to the caller. `on_run` (optional) learns the run id once the run exists.
+void run_recorded(const std::optional<std::string>& project, const ProjectRunInfo& info, JobSink& sink,
+                  const std::function<void(JobSink&)>& job, const std::string& cancel_message = {},
+                  const std::function<void(int64_t)>& on_run = {});
 
-}  // namespace ql::cli
+}  // namespace ql::projects

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The layer inspector on the demo model, driven offscreen: compute the statistics (a real job,
+// stored in the project), see the histogram with the format's grid and clip points, the NVFP4 vs
+// MXFP4 scales, outliers with a channel's own histogram, the SQNR heatmap (a click opens that
+// layer in that format), sensitivity, and the first block in the Format Explorer.
+#include <QDir>
+#include <QFile>
+#include <QTableWidget>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "demo_fixture.h"
+#include "plots/bar_chart.h"
+#include "plots/heatmap_plot.h"
+#include "plots/histogram_plot.h"
+#include "plots/scale_histogram_plot.h"
+#include "projects/project_file.h"
+#include "ui/block_walkthrough_panel.h"
+#include "ui/format_explorer_view.h"
+#include "ui/inspector_controller.h"
+#include "ui/job_runner.h"
+#include "ui/layer_inspector_view.h"
+#include "ui/model_panel.h"
+#include "ui/workbench.h"
+#include "ui_test_support.h"
+
+namespace ql {
+namespace {
+
+using test::waitFor;
+
+class LayerInspectorTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { test::ensureQuickDemo(); }
+    void SetUp() override {
+        window = test::makeMainWindow();
+        w = window->workbench();
+        project = QDir(test::scratchDir()).filePath(QStringLiteral("inspect.qlab"));
+        QFile::remove(project);
+        ASSERT_TRUE(window->openProject(project, true));
+        window->openModel(QStringLiteral("demo"));
+        ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 60000));
+        window->showView(QStringLiteral("inspector"));
+        ASSERT_TRUE(w->inspectorController()->computeStatistics()) << w->lastError().toStdString();
+        ASSERT_TRUE(w->runner()->waitForFinished(300000));
+        ASSERT_TRUE(w->inspector()->hasReport()) << w->lastError().toStdString();
+    }
+    std::unique_ptr<MainWindow> window;
+    Workbench* w = nullptr;
+    QString project;
+};
+
+TEST_F(LayerInspectorTest, HistogramShowsTheDistributionWithTheFormatGridAndClipPoints) {
+    LayerInspectorView* v = w->inspector();
+    const LayerStatsReport& r = *v->report();
+    ASSERT_FALSE(r.layers.empty());
+    const LayerStatistics& first = r.layers.front();
+    ASSERT_TRUE(v->selectLayer(QString::fromStdString(first.layer)));
+    ASSERT_TRUE(v->selectFormat(QStringLiteral("nvfp4")));
+    const std::vector<double> drawn = v->histogramPlot()->drawnCounts();
+    double total = 0;
+    for (double c : drawn) total += c;
+    double expected = 0;
+    for (double c : first.weight.histogram.counts) expected += c;
+    EXPECT_DOUBLE_EQ(total, expected);
+    EXPECT_GT(total, 0);
+    EXPECT_GT(v->histogramPlot()->drawnGridLineCount(), 0);
+    EXPECT_GT(v->histogramPlot()->drawnOutlierCount(), 0);
+    // The summary names the format's clipped fraction and SQNR.
+    QTableWidget* t = v->summaryTable();
+    bool hasSqnr = false;
+    for (int i = 0; i < t->rowCount(); ++i) hasSqnr = hasSqnr || t->item(i, 0)->text() == QLatin1String("weight SQNR");
+    EXPECT_TRUE(hasSqnr);
+    // Activations were sampled from the calibration data.
+    v->setShowActivations(true);
+    EXPECT_TRUE(first.has_activation);
+    double activationTotal = 0;
+    for (double c : v->histogramPlot()->drawnCounts()) activationTotal += c;
+    EXPECT_GT(activationTotal, 0);
+}
+
+TEST_F(LayerInspectorTest, ScalesCompareNvfp4WithMxfp4) {
+    LayerInspectorView* v = w->inspector();
+    v->showTab(QStringLiteral("scales"));
+    EXPECT_EQ(v->currentTab(), QStringLiteral("scales"));
+    EXPECT_FALSE(v->scalePlot()->caption().isEmpty());
+    EXPECT_TRUE(v->scalePlot()->csv().contains(QStringLiteral("NVFP4")));
+    EXPECT_TRUE(v->scalePlot()->csv().contains(QStringLiteral("MXFP4")));
+}
+
+TEST_F(LayerInspectorTest, HeatmapCellOpensThatLayerInThatFormat) {
+    LayerInspectorView* v = w->inspector();
+    const LayerStatsReport& r = *v->report();
+    ASSERT_GE(r.layers.size(), 2u);
+    ASSERT_GE(r.formats.size(), 2u);
+    v->showTab(QStringLiteral("heatmap"));
+    emit v->heatmap()->cellClicked(1, 1);
+    EXPECT_EQ(v->currentTab(), QStringLiteral("histogram"));
+    EXPECT_EQ(v->currentLayer(), QString::fromStdString(r.layers[1].layer));
+    EXPECT_EQ(v->currentFormat(), QString::fromStdString(r.formats[1]));
+}
+
+TEST_F(LayerInspectorTest, ChannelClickShowsThatChannelsHistogram) {
+    LayerInspectorView* v = w->inspector();
+    const LayerStatistics& first = v->report()->layers.front();
+    v->selectLayer(QString::fromStdString(first.layer));
+    v->showTab(QStringLiteral("outliers"));
+    EXPECT_EQ(v->outlierTable()->rowCount(), static_cast<int>(first.weight.top_outliers.size()));
+    emit v->channelChart()->barClicked(QStringLiteral("channel 2"));
+    ASSERT_TRUE(waitFor([&] { return v->currentTab() == QLatin1String("histogram"); }, 30000)) << w->lastError().toStdString();
+    double total = 0;
+    for (double c : v->histogramPlot()->drawnCounts()) total += c;
+    // One output channel: as many weights as the layer has inputs (minus any outside the range).
+    EXPECT_LE(total, static_cast<double>(first.weight_shape.back()));
+    EXPECT_GT(total, 0.5 * static_cast<double>(first.weight_shape.back()));
+}
+
+TEST_F(LayerInspectorTest, StatisticsAreStoredInTheProject) {
+    const auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
+    ASSERT_TRUE(waitFor([&] { return !file.layer_stats(w->runner()->runId()).empty(); }, 30000));
+    const auto stats = file.layer_stats(w->runner()->runId());
+    bool histogram = false;
+    for (const auto& s : stats) histogram = histogram || s.kind == "weight_histogram";
+    EXPECT_TRUE(histogram);
+    EXPECT_EQ(file.run(w->runner()->runId()).kind, "stats");
+}
+
+TEST_F(LayerInspectorTest, FirstBlockOpensInTheFormatExplorer) {
+    LayerInspectorView* v = w->inspector();
+    const LayerStatistics& first = v->report()->layers.front();
+    v->selectLayer(QString::fromStdString(first.layer));
+    v->selectFormat(QStringLiteral("nvfp4"));
+    ASSERT_FALSE(first.first_block.empty());
+    emit v->firstBlockRequested(QStringLiteral("nvfp4"), first.first_block);
+    EXPECT_EQ(window->currentViewId(), QStringLiteral("format-explorer"));
+    EXPECT_EQ(window->formatExplorer()->walkthrough()->block(), first.first_block);
+}
+
+TEST_F(LayerInspectorTest, SensitivityBarsWithTheMixedPrecisionChoice) {
+    ASSERT_TRUE(w->inspectorController()->measureSensitivity(6.0));
+    ASSERT_TRUE(w->runner()->waitForFinished(300000));
+    BarChart* chart = w->inspector()->sensitivityChart();
+    EXPECT_EQ(chart->categoryCount(), static_cast<int>(w->modelPanel()->summary().layers.size()) - 1)
+        << "every quantized layer has a bar (lm_head stays in BF16)";
+}
+
+}  // namespace
+}  // namespace ql

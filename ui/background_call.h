@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Runs a short engine call (inspect a model, plan a recipe) on Qt's thread pool and hands its
+// result, or its error text, to `context` on the GUI thread. The GUI thread never waits for it;
+// if `context` is gone by then, the result is dropped. For long jobs with progress and cancel,
+// use JobRunner instead.
+#pragma once
+
+#include <QMetaObject>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QThreadPool>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "engine/api/engine_runtime.h"
+
+namespace ql {
+
+template <typename Result, typename Work, typename Done>
+void backgroundCall(QObject* context, Work work, Done done) {
+    QPointer<QObject> guard(context);
+    QThreadPool::globalInstance()->start([guard, work = std::move(work), done = std::move(done)]() mutable {
+        prepare_engine_worker_thread();
+        auto result = std::make_shared<std::optional<Result>>();
+        auto error = std::make_shared<QString>();
+        try {
+            result->emplace(work());
+        } catch (const std::exception& e) {
+            *error = QString::fromUtf8(e.what());
+        } catch (...) {
+            *error = QStringLiteral("unknown error");
+        }
+        QObject* target = guard.data();
+        if (!target) return;
+        QMetaObject::invokeMethod(target, [guard, done = std::move(done), result, error]() mutable {
+            if (guard) done(*result, *error);
+        }, Qt::QueuedConnection);
+    });
+}
+
+}  // namespace ql

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ui/inspector_controller.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include <memory>
+
+#include "engine/api/layer_stats_api.h"
+#include "engine/api/model_api.h"
+#include "engine/api/ptq_api.h"
+#include "engine/api/sensitivity_api.h"
+#include "projects/layer_stats_records.h"
+#include "projects/project_file.h"
+#include "ui/background_call.h"
+#include "ui/job_runner.h"
+#include "ui/layer_inspector_view.h"
+#include "ui/recipe_editor.h"
+
+namespace ql {
+
+InspectorController::InspectorController(LayerInspectorView* view, JobRunner* runner, RecipeEditor* recipe,
+                                         std::function<QString()> model, std::function<QString()> project, QObject* parent)
+    : QObject(parent), m_view(view), m_runner(runner), m_recipe(recipe), m_model(std::move(model)), m_project(std::move(project)) {
+    connect(view, &LayerInspectorView::computeRequested, this, &InspectorController::computeStatistics);
+    connect(view, &LayerInspectorView::sensitivityRequested, this, &InspectorController::measureSensitivity);
+    connect(view, &LayerInspectorView::compareRequested, this, &InspectorController::computeOverlay);
+    connect(view, &LayerInspectorView::channelRequested, this, &InspectorController::showChannel);
+}
+
+QString InspectorController::writeRecipeFile(const QString& stem) const {
+    const QFileInfo project(m_project());
+    QDir dir(project.absoluteDir().filePath(project.completeBaseName() + QStringLiteral(".runs")));
+    if (!dir.mkpath(QStringLiteral("."))) throw std::runtime_error("cannot create " + dir.path().toStdString());
+    const QString path = dir.filePath(QStringLiteral("%1-%2.recipe.json")
+                                          .arg(stem, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(m_recipe->recipeJson().toUtf8()) < 0)
+        throw std::runtime_error("cannot write " + path.toStdString());
+    return path;
+}
+
+bool InspectorController::computeStatistics() {
+    if (m_runner->isRunning() || m_model().isEmpty() || m_project().isEmpty()) {
+        emit message(tr("Open a model (and let the running job finish) before computing statistics."), true);
+        return false;
+    }
+    LayerStatsRequest req;
+    req.model = m_model().toStdString();
+    try {
+        // A quantized checkpoint carries its own recipe; an FP model gets the editor's.
+        if (!QFileInfo::exists(QDir(m_model()).filePath(QStringLiteral("quantlab_quant.json"))))
+            req.recipe = writeRecipeFile(QStringLiteral("stats")).toStdString();
+    } catch (const std::exception& e) {
+        emit message(QString::fromUtf8(e.what()), true);
+        return false;
+    }
+    req.calibration = m_recipe->setupCalibration().toStdString();
+    auto result = std::make_shared<LayerStatsReport>();
+    projects::ProjectRunInfo info;
+    info.kind = "stats";
+    info.name = "Layer statistics";
+    info.model_name = req.model;
+    info.model_path = resolved_model_folder(req.model);
+    if (!req.recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
+    const QString project = m_project();
+    return m_runner->start(
+        tr("Layer statistics"),
+        [req, result](JobSink& sink, const CancellationToken& cancel) { *result = run_layer_stats(req, sink, cancel); },
+        project, info, [this, result, project] {
+            m_view->setReport(*result);
+            // The full statistics go into the project with the run, off the GUI thread.
+            const qint64 run = m_runner->runId();
+            backgroundCall<bool>(
+                this,
+                [project, run, result] {
+                    auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadWrite);
+                    file.add_layer_stats(run, projects::to_project_records(*result));
+                    return true;
+                },
+                [this](const std::optional<bool>& ok, const QString& error) {
+                    if (!ok) emit message(tr("The statistics could not be stored in the project: %1").arg(error), true);
+                });
+        });
+}
+
+bool InspectorController::measureSensitivity(double bitsBudget) {
+    if (m_runner->isRunning() || m_model().isEmpty()) return false;
+    SensitivityRequest req;
+    req.model = m_model().toStdString();
+    try {
+        // The editor's recipe is the cheap candidate; FP8 is the safe one the search may spend bits on.
+        req.recipes = {writeRecipeFile(QStringLiteral("sensitivity")).toStdString(), "FP8_DEFAULT"};
+    } catch (const std::exception& e) {
+        emit message(QString::fromUtf8(e.what()), true);
+        return false;
+    }
+    req.calibration = m_recipe->setupCalibration().toStdString();
+    req.bits_budget = bitsBudget;
+    auto result = std::make_shared<SensitivityReport>();
+    projects::ProjectRunInfo info;
+    info.kind = "sensitivity";
+    info.name = "Layer sensitivity";
+    info.model_name = req.model;
+    info.model_path = resolved_model_folder(req.model);
+    return m_runner->start(
+        tr("Sensitivity"),
+        [req, result](JobSink& sink, const CancellationToken& cancel) { *result = run_sensitivity(req, sink, cancel); },
+        m_project(), info, [this, result] { m_view->setSensitivity(*result); });
+}
+
+bool InspectorController::computeOverlay(const QString& modelFolder) {
+    if (m_runner->isRunning()) {
+        emit message(tr("A job is running; choose the overlay again when it has finished."), true);
+        return false;
+    }
+    LayerStatsRequest req;
+    req.model = modelFolder.toStdString();
+    req.formats = {m_view->currentFormat().isEmpty() ? std::string("nvfp4") : m_view->currentFormat().toStdString()};
+    auto result = std::make_shared<LayerStatsReport>();
+    const QString label = QFileInfo(modelFolder).fileName() == QLatin1String("model")
+                              ? QFileInfo(QFileInfo(modelFolder).absolutePath()).fileName()
+                              : QFileInfo(modelFolder).fileName();
+    return m_runner->start(
+        tr("Statistics of %1").arg(label),
+        [req, result](JobSink& sink, const CancellationToken& cancel) { *result = run_layer_stats(req, sink, cancel); },
+        std::nullopt, {}, [this, result, label] { m_view->setCompareReport(*result, label); });
+}
+
+void InspectorController::showChannel(const QString& layer, int channel) {
+    const std::string model = m_model().toStdString(), name = layer.toStdString();
+    backgroundCall<TensorStatistics>(
+        this,
+        [model, name, channel] {
+            const std::vector<float> row = layer_weight_row(model, name, channel);
+            return tensor_statistics(row.data(), 1, static_cast<int64_t>(row.size()));
+        },
+        [this, channel](const std::optional<TensorStatistics>& stats, const QString& error) {
+            if (stats)
+                m_view->setChannelStatistics(channel, *stats);
+            else
+                emit message(error, true);
+        });
+}
+
+}  // namespace ql

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The workbench: what ties the open project, the current model, the recipe and the running job
+// together. It owns the panels (project explorer, model panel, recipe editor, run controls,
+// dashboard, compare view, log) and the two background workers (the job runner and the project
+// watcher); the main window arranges the panels. Everything that takes time runs off the GUI
+// thread; errors become messages in the log and the status bar, never a crash.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <optional>
+
+#include "engine/api/model_api.h"
+#include "ui/job_runner.h"
+#include "ui/project_watcher.h"
+
+class QWidget;
+
+namespace ql {
+
+class CompareView;
+class DashboardView;
+class InspectorController;
+class LayerInspectorView;
+class LogPanel;
+class ModelPanel;
+class ProjectExplorerPanel;
+class RecipeEditor;
+class RunControls;
+
+class Workbench : public QObject {
+    Q_OBJECT
+public:
+    explicit Workbench(QWidget* parentWidget);
+    ~Workbench() override;
+
+    // --- project ------------------------------------------------------------------------
+    // Opens (or, with create, creates) a project file; false with the reason logged on failure.
+    bool openProject(const QString& path, bool create = false);
+    QString projectPath() const { return m_project; }
+    // The built-in demo project: creates it when missing, trains the demo model first when it is
+    // not cached (progress in the run controls), then opens the demo model.
+    void openDemo();
+    static QString demoProjectPath();
+    QStringList recentProjects() const;
+
+    // --- model --------------------------------------------------------------------------
+    // A folder (HF model or QuantLab checkpoint) or "demo": inspected in the background.
+    void openModel(const QString& model);
+    QString modelPath() const { return m_model; }
+
+    // --- runs ---------------------------------------------------------------------------
+    bool startRun();         // the recipe editor's setup on the current model
+    void pauseRun();         // training: cancel after a checkpoint; resumable
+    bool resumeSelectedRun();
+    void cancelRun();
+    void deleteRun(qint64 runId);
+    // The export dialog for a completed run, then the export as a job; the file becomes an
+    // artifact of the run. `choice` given (tests): no dialog.
+    bool exportRun(qint64 runId, const std::optional<struct ExportChoice>& choice = std::nullopt);
+
+    JobRunner* runner() const { return m_runner; }
+    ProjectWatcher* watcher() const { return m_watcher; }
+    ProjectExplorerPanel* explorer() const { return m_explorer; }
+    ModelPanel* modelPanel() const { return m_modelPanel; }
+    RecipeEditor* recipeEditor() const { return m_recipe; }
+    RunControls* runControls() const { return m_controls; }
+    DashboardView* dashboard() const { return m_dashboard; }
+    CompareView* compareView() const { return m_compare; }
+    LogPanel* logPanel() const { return m_log; }
+    LayerInspectorView* inspector() const { return m_inspector; }
+    InspectorController* inspectorController() const { return m_inspectorController; }
+    // The last error shown to the user ("" when none since the last success).
+    QString lastError() const { return m_lastError; }
+
+signals:
+    void projectOpened(const QString& path);
+    void modelOpened(const QString& path);
+    void runStarted(qint64 runId);
+    void statusMessage(const QString& text, int timeoutMs);
+    void showDashboardRequested();
+    void exportFinished(const QString& path);
+
+private:
+    void onRunsChanged(const QVector<RunRow>& runs);
+    void onSelectionChanged(const QList<qint64>& ids);
+    void onJobFinished(JobRunner::Outcome outcome, const QString& message);
+    void replanRecipe();
+    void report(const QString& error);
+    void info(const QString& text);
+    void rememberRecent(const QString& path);
+    void startDemoTraining();
+
+    QWidget* m_parentWidget;
+    JobRunner* m_runner = nullptr;
+    ProjectWatcher* m_watcher = nullptr;
+    ProjectExplorerPanel* m_explorer = nullptr;
+    ModelPanel* m_modelPanel = nullptr;
+    RecipeEditor* m_recipe = nullptr;
+    RunControls* m_controls = nullptr;
+    DashboardView* m_dashboard = nullptr;
+    CompareView* m_compare = nullptr;
+    LogPanel* m_log = nullptr;
+    LayerInspectorView* m_inspector = nullptr;
+    InspectorController* m_inspectorController = nullptr;
+    QString m_project, m_model, m_lastError;
+    QVector<RunRow> m_runs;
+    bool m_pausing = false;
+    bool m_openModelAfterJob = false;
+    int m_planGeneration = 0;
+};
+
+}  // namespace ql
