@@ -295,13 +295,13 @@ void HeatmapPlot::updateLabels() {
     // crowds them.
     int widest = 0;
     for (const QString& c : m_cols) widest = std::max(widest, fm.horizontalAdvance(c));
-    const bool turn = widest + 10 > colPx;
+    const bool turn = widest + 6 > colPx;
     const double rotation = turn ? -45.0 : 0.0;
     if (m_plot->xAxis->tickLabelRotation() != rotation) {
         m_plot->xAxis->setTickLabelRotation(rotation);
         changed = true;
     }
-    const double footprint = turn ? fm.height() * 1.5 : widest + 10;
+    const double footprint = turn ? fm.height() * 1.5 : widest + 6;
     const int colStride = colPx > 0 ? std::max(1, static_cast<int>(std::ceil(footprint / colPx))) : 1;
     QMap<double, QString> colTicks;
     for (int c = 0; c < nCols; c += colStride) colTicks.insert(c, fm.elidedText(m_cols[c], Qt::ElideMiddle, 180));

@@ -55,7 +55,7 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot);
     m_plot->setMouseTracking(true);
-    m_plot->setAntialiasedElements(QCP::aePlottables | QCP::aeItems | QCP::aeScatters);
+    m_plot->setAntialiasedElements(QCP::aeItems | QCP::aeScatters);  // plottables choose their own
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -90,10 +90,12 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->plotLayout()->setRowSpacing(0);
 
-    // Creation order is drawing order: filled histogram, overlay outline, grid lines, markers.
+    // Creation order is drawing order: grid lines behind the (translucent) histogram, so a dense
+    // stretch of the grid reads as a band under the data instead of covering it; then the
+    // overlay outline and the markers.
+    m_gridGraph = m_plot->addGraph(x, m_plot->yAxis2);
     m_histogramGraph = m_plot->addGraph();
     m_overlayGraph = m_plot->addGraph();
-    m_gridGraph = m_plot->addGraph(x, m_plot->yAxis2);
     m_outlierGraph = m_plot->addGraph(x, m_plot->yAxis2);
     m_clipLegendGraph = m_plot->addGraph();
     for (QCPGraph* g : {m_histogramGraph, m_overlayGraph}) {
@@ -433,16 +435,21 @@ void HistogramPlot::restyle() {
     m_histogramGraph->setBrush(fill);
     m_overlayGraph->setPen(QPen(m_style.secondary, 1.8));
     m_overlayGraph->setBrush(Qt::NoBrush);
-    QColor gridColour = m_style.text;
-    gridColour.setAlpha(m_style.dark ? 95 : 80);
+    // Opaque and not antialiased: lines that share a pixel column do not darken each other.
+    const double mix = m_style.dark ? 0.32 : 0.26;
+    const QColor gridColour = QColor::fromRgbF(
+        m_style.background.redF() + mix * (m_style.text.redF() - m_style.background.redF()),
+        m_style.background.greenF() + mix * (m_style.text.greenF() - m_style.background.greenF()),
+        m_style.background.blueF() + mix * (m_style.text.blueF() - m_style.background.blueF()));
     m_gridGraph->setPen(QPen(gridColour, 1.0));
+    m_gridGraph->setAntialiased(false);
     m_outlierGraph->setScatterStyle(
         QCPScatterStyle(outlierMarkerPath(), QPen(m_style.warning, 1.0), QBrush(m_style.warning), 6));
 
     const QPen clipPen(m_style.warning, 1.5, Qt::DashLine);
     m_clipLegendGraph->setPen(clipPen);
     QColor shade = m_style.warning;
-    shade.setAlpha(m_style.dark ? 40 : 26);
+    shade.setAlpha(m_style.dark ? 30 : 24);
     QFont labelFont = m_style.font;
     labelFont.setPointSizeF(labelFont.pointSizeF() * 0.9);
     for (int side = 0; side < 2; ++side) {

@@ -65,7 +65,7 @@ int ScaleHistogramPlot::binIndex(double scale) {
 ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(4);
+    layout->setSpacing(0);
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot, 1);
     m_caption = new QLabel(this);
@@ -73,6 +73,10 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     m_caption->setTextFormat(Qt::PlainText);
     m_caption->setContentsMargins(8, 0, 8, 4);
     m_caption->setVisible(false);
+    // One card with the plot: the plot's background, body text colour.
+    m_caption->setBackgroundRole(QPalette::Base);
+    m_caption->setForegroundRole(QPalette::Text);
+    m_caption->setAutoFillBackground(true);
     layout->addWidget(m_caption);
 
     m_plot->setMouseTracking(true);

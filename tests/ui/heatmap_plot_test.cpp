@@ -217,6 +217,12 @@ TEST(HeatmapPlot, TwelveLayersByEightFormatsRenderInBothThemes) {
     test::grabInBothThemes(plot, "heatmap", {900, 560});
     // A narrow window: labels turn, values hide.
     test::grabInBothThemes(plot, "heatmap-narrow", {520, 420});
+    // A whole model: 16 decoder layers × 7 projections, one with a very long name.
+    QStringList many = layerNames(112);
+    many[50] = "model.layers.17.block_sparse_moe.experts.7.shared_expert_gate_projection";
+    plot.setData(many, formatNames(), sqnr(112, 8), "SQNR (dB)");
+    test::grabInBothThemes(plot, "heatmap-many", {900, 700});
+    EXPECT_EQ(plot.visibleCellLabelCount(), 0);
 }
 
 }  // namespace
