@@ -13,6 +13,8 @@
 
 #include <optional>
 
+#include "ui/export_dialog.h"
+
 #include "engine/api/model_api.h"
 #include "ui/job_runner.h"
 #include "ui/project_watcher.h"
@@ -60,7 +62,7 @@ public:
     void deleteRun(qint64 runId);
     // The export dialog for a completed run, then the export as a job; the file becomes an
     // artifact of the run. `choice` given (tests): no dialog.
-    bool exportRun(qint64 runId, const std::optional<struct ExportChoice>& choice = std::nullopt);
+    bool exportRun(qint64 runId, const std::optional<ExportChoice>& choice = std::nullopt);
 
     JobRunner* runner() const { return m_runner; }
     ProjectWatcher* watcher() const { return m_watcher; }
