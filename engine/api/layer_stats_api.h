@@ -37,13 +37,13 @@ struct TensorStatistics {
     double kurtosis = 0;            // Pearson m4 / m2^2 (a Gaussian gives 3); 0 when m2 == 0
     double max_over_mean_abs = 0;   // amax / mean |x| (0 for an all-zero tensor)
     // (p, value) of |x| for p = 50, 90, 99, 99.9, 99.99 (percent); linear interpolation between
-    // order statistics (numpy's default). Exact unless one fine bin of the two-pass search holds
-    // more than 2^21 values; then within amax / 8192 (docs/STATISTICS.md).
+    // order statistics (numpy's default). Exact unless one cell of the search (256 per octave)
+    // holds more than 2^21 values; then within 2^-8 relative (docs/STATISTICS.md).
     std::vector<std::pair<double, double>> percentiles;
     // Signed values over the robust range [-R, R], R = min(amax, 2 * P99.99(|x|)) where P99.99 is
-    // rounded up to its fine bin's upper edge; values beyond land in under/overflow. All-zero: [-1, 1].
+    // rounded up to its cell's upper edge; values beyond land in under/overflow. All-zero: [-1, 1].
     HistogramData histogram;
-    // log2 |x| of non-zero finite values, 4 bins per octave (bin edges 2^(k/4) rounded to float),
+    // log2 |x| of non-zero finite values, 4 bins per octave (inner edges 2^(k/4) rounded up to 2^-8 octave),
     // hi = the quarter-octave edge above amax; smaller values count as underflow. lo, hi in log2 units.
     HistogramData abs_log_histogram;
     std::vector<double> channel_absmax;      // per row (weights: output channels), or per column

@@ -117,14 +117,16 @@ TEST(TensorStatistics, GaussianWithPlantedOutlierIsFoundAtItsPosition) {
     for (const auto& [p, value] : s.percentiles) EXPECT_DOUBLE_EQ(value, sorted_percentile(v, p)) << p;
 }
 
-TEST(TensorStatistics, PercentilesOfACrowdedBinAreWithinOneFineBin) {
-    // 2^21 + 1000 equal values fill one fine bin beyond the exact-candidate cap.
+TEST(TensorStatistics, PercentilesOfACrowdedCellAreWithinItsWidth) {
+    // 2^21 + 1000 values in one cell [1.5, 1.5 + 2^-8 * 1) beyond the exact-candidate cap: they
+    // are assumed evenly spread over the cell (capped at amax).
     const int64_t n = (int64_t{1} << 21) + 1000;
-    std::vector<float> v(static_cast<size_t>(n), 3.0f);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 1.5f + static_cast<float>(i % 7) * 0x1p-11f;
     const TensorStatistics s = tensor_statistics(v.data(), 1, n, 1, 16);
     for (const auto& [p, value] : s.percentiles) {
-        EXPECT_LE(value, 3.0) << p;
-        EXPECT_GE(value, 3.0 - 3.0 / 8192) << p;
+        EXPECT_NEAR(value, 1.5 + 3 * 0x1p-11, 1.5 * 0x1p-8) << p;  // the exact ones are 1.5 + (2..6) 2^-11
+        EXPECT_LE(value, s.amax) << p;
     }
 }
 
