@@ -44,6 +44,10 @@ void ProjectRunRecorder::layer_metric(const std::string& layer, const std::strin
     forward_.layer_metric(layer, name, value);
 }
 
+void ProjectRunRecorder::append_layer_stats(std::vector<LayerStats> records) {
+    for (projects::LayerStats& s : records) writer_->append_layer_stats(std::move(s));
+}
+
 void ProjectRunRecorder::log(LogLevel level, const std::string& text) { forward_.log(level, text); }
 
 void ProjectRunRecorder::artifact(const std::string& kind, const std::string& path) {

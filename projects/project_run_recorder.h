@@ -43,6 +43,9 @@ public:
     void log(LogLevel level, const std::string& text) override;
     void artifact(const std::string& kind, const std::string& path) override;
 
+    // Records beyond per-layer scalars (histograms, scales: projects/layer_stats_records.h).
+    void append_layer_stats(std::vector<LayerStats> records);
+
     void finish(RunStatus status, const std::string& message = {});
     int64_t run_id() const { return run_id_; }
 

@@ -25,6 +25,7 @@ Command inspect_command();
 Command eval_command();
 Command ptq_command();
 Command sensitivity_command();
+Command stats_command();
 Command train_command();
 Command demo_command();
 Command plan_command();

@@ -11,6 +11,7 @@ const std::vector<Command>& all_commands() {
         eval_command(),
         ptq_command(),
         sensitivity_command(),
+        stats_command(),
         train_command(),
         demo_command(),
         plan_command(),

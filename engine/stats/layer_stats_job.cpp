@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// run_layer_stats (engine/api/layer_stats_api.h): open the model, optionally run calibration
+// batches with every quantizer off to sample each layer's FP inputs (the inputs PTQ's error
+// report uses, engine/ptq/ptq_pipeline.h), then per layer: weight statistics, activation
+// statistics, and every format's fit.
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+#include <c10/core/InferenceMode.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "engine/api/errors.h"
+#include "engine/api/layer_stats_api.h"
+#include "engine/calib/calibration_forward.h"
+#include "engine/calib/calibration_observers.h"
+#include "engine/core/model_source.h"
+#include "engine/formats/tensor_quantize.h"
+#include "engine/stats/format_fit.h"
+
+namespace ql {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+at::Tensor layer_output(const QuantizableLayer& layer, const at::Tensor& x, const at::Tensor& weight) {
+    if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&layer))
+        return at::conv2d(x, weight, conv->bias, {conv->stride, conv->stride}, {conv->padding, conv->padding},
+                          {conv->dilation, conv->dilation}, conv->groups);
+    return at::linear(x, weight, layer.bias);
+}
+
+double sum_squares(const at::Tensor& t) { return t.to(at::kDouble).pow(2).sum().item<double>(); }
+
+// Input rows as [rows, features]: Linear [n, in] as is, Conv2d [n, C, H, W] channels last.
+at::Tensor feature_rows(const QuantizableLayer& layer, const at::Tensor& x) {
+    if (layer.kind() == LayerKind::Conv2d) return x.permute({0, 2, 3, 1}).reshape({-1, x.size(1)}).contiguous();
+    return x.reshape({-1, x.size(-1)}).contiguous();
+}
+
+// x quantized by `spec` along its features (Conv2d: channels last, as LayerQuantizer does).
+at::Tensor quantize_input(const QuantizableLayer& layer, const at::Tensor& x, const QuantSpec& spec) {
+    if (layer.kind() == LayerKind::Conv2d)
+        return fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), spec).permute({0, 3, 1, 2});
+    return fake_quantize(x, spec);
+}
+
+std::vector<std::string> layer_names(const Model& model) {
+    std::vector<std::string> names;
+    for (const QuantizableLayer* l : model.quantizable_layers())
+        if (l->kind() != LayerKind::Embedding) names.push_back(l->name);
+    return names;
+}
+
+}  // namespace
+
+LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (req.top_k < 0) throw UserError("stats: top_k must not be negative");
+    if (req.bins < 1) throw UserError("stats: bins must be at least 1");
+    if (req.samples < 0) throw UserError("stats: samples must not be negative");
+    LayerStatsReport report;
+    report.formats = req.formats.empty() ? default_stats_formats() : req.formats;
+    for (const std::string& f : report.formats) format_info(f);  // UserError naming an unknown one
+
+    sink.progress(0, 1, "load");
+    OpenedModel opened = open_model(req.model);
+    report.model_path = opened.path;
+    if (opened.quantization && !req.recipe.empty())
+        throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");
+    std::unique_ptr<QuantizedModel> own;
+    QuantizedModel* q = opened.quantization.get();
+    if (!q) {
+        Recipe recipe = req.recipe.empty() ? Recipe{} : load_recipe(req.recipe);
+        if (req.recipe.empty()) recipe.source = "no recipe";
+        own = std::make_unique<QuantizedModel>(*opened.model, recipe);
+        q = own.get();
+    }
+    const std::vector<std::string> all = layer_names(*opened.model);
+    std::vector<std::string> chosen = req.layers.empty() ? all : req.layers;
+    for (const std::string& name : chosen)
+        if (!q->find(name)) {
+            std::string some;
+            for (size_t i = 0; i < all.size() && i < 6; ++i) some += (i ? ", " : "") + all[i];
+            throw UserError("stats: the model has no Linear / Conv2d layer '" + name + "' (layers: " + some +
+                            (all.size() > 6 ? ", ..." : "") + ")");
+        }
+    sink.progress(1, 1, "load");
+
+    // Activations: FP inputs of every chosen layer.
+    std::map<std::string, at::Tensor> samples, channel_amax;
+    const bool with_activations = !req.calibration.empty();
+    if (with_activations) {
+        DataOptions o;
+        o.split = DataSplit::Train;
+        o.samples = req.samples > 0 ? req.samples : 32;
+        o.seed = req.seed;
+        o.sequence_length = req.sequence_length;
+        const Dataset data = load_dataset(req.calibration, o, opened.data);
+        if (data.size() == 0) throw UserError("stats: calibration data '" + req.calibration + "' holds no examples");
+        cancel.throw_if_cancelled();
+        InputStatisticsOptions so;
+        so.channel_amax = true;
+        so.sample_rows = req.sample_rows;
+        // FP inputs, as PTQ's error report measures them; a checkpoint's switches are restored after.
+        std::vector<std::pair<bool, bool>> switches;
+        for (const auto& l : q->layers()) switches.emplace_back(l->weight_enabled(), l->input_enabled());
+        q->set_enabled(false);
+        {
+            CalibrationObservers pass(*q, std::set<std::string>(chosen.begin(), chosen.end()), so, data, false);
+            run_calibration_forward(*opened.model, data, 16, "calibrate", sink, cancel);
+            for (const std::string& name : chosen) {
+                samples[name] = pass.at(name).samples();
+                channel_amax[name] = pass.at(name).channel_amax();
+            }
+        }
+        for (size_t i = 0; i < switches.size(); ++i) {
+            q->layers()[i]->set_weight_enabled(switches[i].first);
+            q->layers()[i]->set_input_enabled(switches[i].second);
+        }
+    }
+
+    c10::InferenceMode inference;
+    const int64_t total = static_cast<int64_t>(chosen.size());
+    int64_t done = 0;
+    for (const std::string& name : chosen) {
+        cancel.throw_if_cancelled();
+        LayerQuantizer& lq = *q->find(name);
+        const QuantizableLayer& layer = lq.layer();
+        LayerStatistics ls;
+        ls.layer = name;
+        ls.kind = layer_kind_name(layer.kind());
+        ls.weight_shape = layer.weight.sizes().vec();
+        const std::vector<int64_t> mshape = weight_matrix_shape(layer);
+        const at::Tensor w = layer.weight.detach().reshape(mshape).to(at::kFloat).contiguous();
+        const int64_t rows = mshape[0], cols = mshape[1];
+        ls.weight = tensor_statistics(w.data_ptr<float>(), rows, cols, req.top_k, req.bins);
+        sink.layer_metric(name, "weight_amax", ls.weight.amax);
+        sink.layer_metric(name, "weight_kurtosis", ls.weight.kurtosis);
+        sink.progress(done + 1, total, "weights");
+
+        at::Tensor x, xrows;
+        if (with_activations) {
+            x = samples.at(name);
+            if (x.defined() && x.numel() > 0) {
+                xrows = feature_rows(layer, x.to(at::kFloat));
+                ls.has_activation = true;
+                ls.activation_rows = xrows.size(0);
+                ls.activation = tensor_statistics(xrows.data_ptr<float>(), xrows.size(0), xrows.size(1), req.top_k,
+                                                  req.bins, /*channels_in_columns=*/true);
+                // The per-feature amax of the whole pass, not only of the sampled rows.
+                const at::Tensor ca = channel_amax.at(name);
+                if (ca.defined()) {
+                    const at::Tensor c = ca.to(at::kDouble).contiguous();
+                    ls.activation.channel_absmax.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+                }
+                sink.layer_metric(name, "activation_kurtosis", ls.activation.kurtosis);
+                if (lq.input_needs_amax() && std::isfinite(lq.input_amax()) && lq.input_amax() > 0) {
+                    ls.input_amax = lq.input_amax();
+                    ls.input_clipped_fraction = xrows.abs().gt(ls.input_amax).to(at::kDouble).mean().item<double>();
+                }
+            }
+        }
+        sink.progress(done + 1, total, "activations");
+
+        // Fits: the chosen format with the recipe's settings first, then the others.
+        struct Candidate {
+            QuantSpec weight, input;
+            std::string error, format;
+            bool input_calibrated = false;
+        };
+        std::vector<Candidate> candidates;
+        if (lq.weight_configured()) {
+            ls.chosen_format = lq.plan().weight.options.format;
+            Candidate c;
+            c.format = ls.chosen_format;
+            c.weight = lq.weight_spec();
+            if (lq.input_configured()) {
+                c.input = lq.plan().input_spec;
+                if (lq.input_needs_amax() && std::isfinite(lq.input_amax())) {
+                    c.input.fixed_amax = lq.input_amax();
+                    c.input_calibrated = true;
+                }
+            } else {
+                c.input.info = nullptr;
+            }
+            candidates.push_back(c);
+        }
+        for (const std::string& f : report.formats) {
+            if (f == ls.chosen_format) continue;
+            Candidate c;
+            c.format = f;
+            try {
+                c.weight = resolve_spec(default_weight_options(f, cols), mshape);
+                c.input = resolve_spec(default_input_options(f), {1, input_features(layer)});
+            } catch (const UserError& e) {
+                c.error = e.what();
+            }
+            candidates.push_back(c);
+        }
+        const int64_t chosen_block = lq.weight_configured() ? lq.weight_spec().block : 0;
+        const int64_t first = std::min<int64_t>(cols, chosen_block > 0 ? chosen_block : 16);
+        ls.first_block.assign(w.data_ptr<float>(), w.data_ptr<float>() + first);
+
+        const at::Tensor y = ls.has_activation ? layer_output(layer, x, layer.weight) : at::Tensor();
+        const double signal = y.defined() ? sum_squares(y) : 0.0;
+        for (const Candidate& c : candidates) {
+            FormatFit fit;
+            std::vector<float> qw;
+            std::string error = c.error;
+            if (error.empty()) {
+                try {
+                    fit = fit_weight(w.data_ptr<float>(), rows, cols, c.weight, req.bins, qw);
+                } catch (const UserError& e) {
+                    error = e.what();
+                }
+            }
+            if (!error.empty()) {
+                fit = FormatFit{};
+                fit.format = c.format;
+                fit.error = error;
+                fit.clipped_fraction = fit.weight_mse = fit.weight_sqnr_db = kNaN;
+                fit.output_sqnr_db = fit.wa_output_sqnr_db = fit.input_clipped_fraction = kNaN;
+            } else {
+                if (&c == &candidates.front() && lq.weight_configured()) fit.settings = describe(lq.plan().weight, false);
+                if (y.defined()) {
+                    const at::Tensor qt = at::from_blob(qw.data(), layer.weight.sizes(), at::kFloat);
+                    fit.output_sqnr_db = sqnr_db(signal, sum_squares(y - layer_output(layer, x, qt)));
+                    if (c.input.info) {
+                        const at::Tensor xq = quantize_input(layer, x, c.input);
+                        fit.wa_output_sqnr_db = sqnr_db(signal, sum_squares(y - layer_output(layer, xq, qt)));
+                        fit.input_clipped_fraction = clipped_fraction(xrows.data_ptr<float>(), {xrows.size(0), xrows.size(1)}, c.input);
+                    } else {
+                        fit.wa_output_sqnr_db = fit.output_sqnr_db;  // the recipe leaves inputs in FP
+                        fit.input_clipped_fraction = 0;
+                    }
+                }
+            }
+            sink.layer_metric(name, "sqnr_db/" + fit.format, fit.output_sqnr_db);
+            sink.layer_metric(name, "weight_sqnr_db/" + fit.format, fit.weight_sqnr_db);
+            sink.layer_metric(name, "clipped_fraction/" + fit.format, fit.clipped_fraction);
+            ls.fits.push_back(std::move(fit));
+        }
+        if (!ls.chosen_format.empty()) {
+            sink.layer_metric(name, "clipped_fraction", ls.fits.front().clipped_fraction);
+            sink.layer_metric(name, "output_sqnr_db", ls.fits.front().output_sqnr_db);
+        }
+        sink.progress(++done, total, "formats");
+        report.layers.push_back(std::move(ls));
+    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return report;
+}
+
+}  // namespace ql
