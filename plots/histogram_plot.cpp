@@ -13,6 +13,7 @@
 
 #include "plots/csv_text.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
 
 namespace ql {
 namespace {
@@ -53,6 +54,8 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     m_plot = new QCustomPlot(this);
+    // Small docks must work: the header re-flows (arrangePlotHeader) instead of widening the plot.
+    m_plot->setMinimumSize(200, 140);
     layout->addWidget(m_plot);
     m_plot->setMouseTracking(true);
     m_plot->setAntialiasedElements(QCP::aeItems | QCP::aeScatters);  // plottables choose their own
@@ -73,7 +76,8 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
 
     // Title left and legend right in a header row above the axis rect, so neither covers data.
     m_plot->plotLayout()->insertRow(0);
-    auto* header = new QCPLayoutGrid;
+    m_header = new QCPLayoutGrid;
+    auto* header = m_header;
     m_plot->plotLayout()->addElement(0, 0, header);
     m_title = new QCPTextElement(m_plot, QString());
     m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
@@ -82,8 +86,6 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
     header->addElement(0, 1, m_plot->legend);
     header->setColumnStretchFactors({1.0, 3.0});
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setWrap(3);
     m_plot->legend->setIconSize(14, 10);
     m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
     m_plot->legend->setVisible(false);
@@ -154,6 +156,7 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
 
 void HistogramPlot::setTitle(const QString& title) {
     m_title->setText(title);
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, 3);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -238,7 +241,12 @@ void HistogramPlot::setGrid(const std::vector<double>& values, const QString& la
         if (std::isfinite(v)) m_grid.push_back(v);
     std::sort(m_grid.begin(), m_grid.end());
     m_gridLabel = label;
+    // Thinning counts from the value nearest zero so that ±v are kept or dropped together.
+    m_gridAnchor = 0;
+    for (size_t i = 0; i < m_grid.size(); ++i)
+        if (std::fabs(m_grid[i]) < std::fabs(m_grid[m_gridAnchor])) m_gridAnchor = i;
     updateGridLines();
+    updateLegend();
     refit();
 }
 
@@ -247,21 +255,17 @@ void HistogramPlot::updateGridLines() {
     const auto first = std::lower_bound(m_grid.begin(), m_grid.end(), range.lower);
     const auto last = std::upper_bound(m_grid.begin(), m_grid.end(), range.upper);
     const auto inView = static_cast<int>(last - first);
+    const int previousStride = m_gridStride;
     m_gridStride = inView > kMaxGridLines ? (inView + kMaxGridLines - 1) / kMaxGridLines : 1;
-
-    // Thinning counts from the value nearest zero so that ±v are kept or dropped together.
-    std::ptrdiff_t anchor = 0;
-    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(m_grid.size()); ++i)
-        if (std::fabs(m_grid[static_cast<size_t>(i)]) < std::fabs(m_grid[static_cast<size_t>(anchor)])) anchor = i;
     QVector<double> keys, heights;
     for (auto it = first; it != last; ++it) {
-        const std::ptrdiff_t offset = (it - m_grid.begin()) - anchor;
+        const auto offset = (it - m_grid.begin()) - static_cast<std::ptrdiff_t>(m_gridAnchor);
         if (((offset % m_gridStride) + m_gridStride) % m_gridStride != 0) continue;
         keys.push_back(*it);
         heights.push_back(1.0);
     }
     m_gridGraph->setData(keys, heights, true);
-    updateLegend();
+    if (m_gridStride != previousStride) updateLegend();  // its entry says "every k-th"
 }
 
 int HistogramPlot::drawnGridLineCount() const { return m_gridGraph->data()->size(); }
@@ -417,6 +421,7 @@ void HistogramPlot::updateLegend() {
     m_outlierGraph->setName(tr("outliers (%1)").arg(m_outliers.size()));
     show(m_outlierGraph, !m_outliers.empty());
     legend->setVisible(legend->itemCount() > 0);
+    arrangePlotHeader(m_plot, m_header, m_title, legend, 3);
 }
 
 void HistogramPlot::restyle() {
@@ -460,6 +465,11 @@ void HistogramPlot::restyle() {
         m_clipLabels[side]->setFont(labelFont);
     }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HistogramPlot::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);  // the layout has already resized the plot
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, 3);
 }
 
 void HistogramPlot::changeEvent(QEvent* event) {

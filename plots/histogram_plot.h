@@ -18,6 +18,8 @@ class QCPItemStraightLine;
 class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
+class QCPLayoutGrid;
+class QResizeEvent;
 class QMouseEvent;
 
 namespace ql {
@@ -103,6 +105,7 @@ Q_SIGNALS:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void restyle();
@@ -117,6 +120,7 @@ private:
     std::vector<double> readBack(const QCPGraph* graph, const Histogram& h) const;
 
     QCustomPlot* m_plot = nullptr;
+    QCPLayoutGrid* m_header = nullptr;
     QCPTextElement* m_title = nullptr;
     QCPGraph* m_histogramGraph = nullptr;
     QCPGraph* m_overlayGraph = nullptr;
@@ -133,6 +137,7 @@ private:
     Histogram m_overlay;
     std::vector<double> m_grid;  // sorted, finite
     QString m_gridLabel;
+    size_t m_gridAnchor = 0;  // index of the grid value nearest zero
     int m_gridStride = 1;
     double m_clip[2];  // negative, positive; NaN = none
     std::vector<double> m_outliers;

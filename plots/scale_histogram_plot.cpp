@@ -13,6 +13,7 @@
 
 #include "plots/csv_text.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
 
 namespace ql {
 namespace {
@@ -67,6 +68,8 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     m_plot = new QCustomPlot(this);
+    // Small docks must work: the header re-flows (arrangePlotHeader) instead of widening the plot.
+    m_plot->setMinimumSize(200, 140);
     layout->addWidget(m_plot, 1);
     m_caption = new QLabel(this);
     m_caption->setWordWrap(true);
@@ -89,7 +92,8 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     m_plot->yAxis->setLabel(tr("blocks (%)"));
 
     m_plot->plotLayout()->insertRow(0);
-    auto* header = new QCPLayoutGrid;
+    m_header = new QCPLayoutGrid;
+    auto* header = m_header;
     m_plot->plotLayout()->addElement(0, 0, header);
     m_title = new QCPTextElement(m_plot, QString());
     m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
@@ -98,7 +102,6 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
     header->addElement(0, 1, m_plot->legend);
     header->setColumnStretchFactors({1.0, 3.0});
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
     m_plot->legend->setIconSize(14, 10);
     m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
     m_plot->legend->setVisible(false);
@@ -122,6 +125,7 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
 
 void ScaleHistogramPlot::setTitle(const QString& title) {
     m_title->setText(title);
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, 1);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -193,6 +197,7 @@ void ScaleHistogramPlot::rebuild() {
         if (!s.bins.empty() || s.skipped > 0) bars->addToLegend();
     }
     m_plot->legend->setVisible(m_plot->legend->itemCount() > 0);
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, 1);
     restyle();
     resetView();
 }
@@ -244,6 +249,11 @@ void ScaleHistogramPlot::restyle() {
         m_bars[static_cast<size_t>(i)]->setBrush(fill);
     }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ScaleHistogramPlot::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);  // the layout has already resized the plot
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, 1);
 }
 
 void ScaleHistogramPlot::changeEvent(QEvent* event) {

@@ -22,6 +22,8 @@ class QCPBars;
 class QCPBarsGroup;
 class QCPTextElement;
 class QCustomPlot;
+class QCPLayoutGrid;
+class QResizeEvent;
 class QLabel;
 class QMouseEvent;
 
@@ -75,6 +77,7 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     struct Slot {
@@ -93,6 +96,7 @@ private:
 
     QCustomPlot* m_plot = nullptr;
     QLabel* m_caption = nullptr;
+    QCPLayoutGrid* m_header = nullptr;
     QCPTextElement* m_title = nullptr;
     std::array<QCPBars*, kSlotCount> m_bars{};
     QCPBarsGroup* m_group = nullptr;

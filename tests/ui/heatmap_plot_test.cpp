@@ -5,6 +5,7 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QTest>
+#include <QToolTip>
 
 #include <gtest/gtest.h>
 
@@ -82,6 +83,20 @@ TEST(HeatmapPlot, HoverEmitsTheCellUnderTheMouse) {
     ASSERT_GE(spy.count(), 1);
     EXPECT_EQ(spy.last().at(0).toInt(), 2);
     EXPECT_EQ(spy.last().at(1).toInt(), 1);
+    // The tooltip names the full layer (the tick shows it without the common prefix).
+    EXPECT_TRUE(QToolTip::text().contains("model.layers.10.self_attn.v_proj")) << QToolTip::text().toStdString();
+    EXPECT_TRUE(QToolTip::text().contains("mxfp8_e4m3"));
+}
+
+TEST(HeatmapPlot, EmptyDataShowsNoCells) {
+    HeatmapPlot plot;
+    plot.setData({}, {}, {}, "SQNR (dB)");
+    show(plot, {400, 300});
+    EXPECT_EQ(plot.rowCount(), 0);
+    EXPECT_EQ(plot.cellAt(plot.customPlot()->axisRect()->rect().center()), qMakePair(-1, -1));
+    EXPECT_EQ(plot.csv(), "\n");
+    plot.setSelectedCell(0, 0);
+    EXPECT_EQ(plot.selectedRow(), -1);
 }
 
 TEST(HeatmapPlot, CellsAreDrawnInTheirGradientColourAndMissingOnesApart) {

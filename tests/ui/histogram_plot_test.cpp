@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QImage>
 #include <QTest>
+#include <QToolTip>
 
 #include <gtest/gtest.h>
 
@@ -190,6 +191,19 @@ TEST(HistogramPlot, CsvListsBinsGridThresholdsAndOutliers) {
     EXPECT_EQ(lines[9], "outlier,,0.9,,");
 }
 
+TEST(HistogramPlot, HoverNamesTheBinAndItsCount) {
+    HistogramPlot plot;
+    plot.resize(640, 320);
+    plot.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+    plot.setHistogram(histogram(0, 4, {1, 7, 2, 0}, "weights"));
+    plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    QCustomPlot* cp = plot.customPlot();
+    const QPoint at(static_cast<int>(cp->xAxis->coordToPixel(1.5)), static_cast<int>(cp->yAxis->coordToPixel(1.0)));
+    QTest::mouseMove(cp, at);
+    EXPECT_EQ(QToolTip::text(), "weights: [1, 2): 7");
+}
+
 TEST(HistogramPlot, SavesPngAndSvg) {
     HistogramPlot plot;
     plot.resize(640, 320);
@@ -247,6 +261,7 @@ TEST(HistogramPlot, RealisticLayerRendersInBothThemes) {
     test::grabInBothThemes(plot, "histogram");
     plot.setLogCount(true);
     test::grabInBothThemes(plot, "histogram-log");
+    test::grabInBothThemes(plot, "histogram-small", {460, 300});
 
     // A dense grid (FP8 E4M3 per tensor: 253 values) thinned when zoomed out.
     std::vector<double> fp8;

@@ -180,6 +180,7 @@ TEST(ScaleHistogramPlot, RealisticNvfp4AndMxfp4ScalesRenderInBothThemes) {
         "binade and put every block's largest value within about 6% of 6, so its small values keep more "
         "of the grid.");
     test::grabInBothThemes(plot, "scale-histogram", {900, 480});
+    test::grabInBothThemes(plot, "scale-histogram-small", {520, 400});
     EXPECT_FALSE(plot.drawnBars(0).empty());
     for (const auto& bar : plot.drawnBars(1)) EXPECT_EQ(bar.first, std::floor(bar.first));
 }
