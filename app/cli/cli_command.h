@@ -29,6 +29,7 @@ Command stats_command();
 Command train_command();
 Command demo_command();
 Command plan_command();
+Command export_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

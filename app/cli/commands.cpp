@@ -15,6 +15,7 @@ const std::vector<Command>& all_commands() {
         train_command(),
         demo_command(),
         plan_command(),
+        export_command(),
         project_command(),
     };
     return commands;

@@ -10,6 +10,7 @@
 #include "engine/api/demo_api.h"
 #include "engine/api/errors.h"
 #include "engine/data/synthetic_tasks.h"
+#include "engine/export/hf_modelopt_checkpoint.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/text/tokenizer.h"
 
@@ -39,8 +40,15 @@ bool uses_demo_vocabulary(const std::string& folder) {
 OpenedModel open_model(const std::string& model) {
     OpenedModel m;
     m.path = resolve_model_path(model);
-    m.model = load_hf_model(m.path);
-    m.quantization = load_quantization(*m.model, m.path);
+    if (is_hf_modelopt_checkpoint(m.path)) {
+        // A Model Optimizer HF checkpoint (QuantLab's hf-modelopt export or Model Optimizer's own).
+        HfModeloptModel h = load_hf_modelopt_checkpoint(m.path);
+        m.model = std::move(h.model);
+        m.quantization = std::move(h.quantization);
+    } else {
+        m.model = load_hf_model(m.path);
+        m.quantization = load_quantization(*m.model, m.path);
+    }
     const ModelConfig& c = m.model->config();
     m.data.vocab_size = c.architecture == "mlp" || c.architecture == "cnn" ? 0 : c.vocab_size;
     m.data.max_positions = c.max_positions;

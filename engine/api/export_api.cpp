@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/api/export_api.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "engine/api/errors.h"
+#include "engine/core/model_source.h"
+#include "engine/export/export_report.h"
+#include "engine/export/fakequant_export.h"
+#include "engine/export/hf_modelopt_export.h"
+
+namespace ql {
+
+std::vector<std::string> export_kinds() { return {"hf-modelopt", "gguf", "fakequant", "report"}; }
+
+ExportReport run_export(const ExportRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::string> kinds = export_kinds();
+    if (std::find(kinds.begin(), kinds.end(), req.as) == kinds.end())
+        throw UserError("export: --as must be one of hf-modelopt, gguf, fakequant, report; got '" + req.as + "'");
+    if (req.out.empty()) throw UserError("export: an output path is required (--out)");
+    std::error_code ec;
+    if (!req.force && std::filesystem::exists(req.out, ec))
+        throw UserError("export: " + req.out + " already exists (pass --force to replace it)");
+    if (req.as == "gguf") {
+        // The GGUF writer (engine/export/gguf_*) is wired in here.
+        throw UserError("GGUF export: not available in this build");
+    }
+    sink.progress(0, 0, "load");
+    OpenedModel m = open_model(req.model);
+    if (!m.quantization)
+        throw UserError("export: " + req.model + " is not a quantized model; run 'quantlab-cli ptq' (or train) first and "
+                        "export its output folder");
+    cancel.throw_if_cancelled();
+    FolderExportResult r;
+    if (req.as == "hf-modelopt")
+        r = export_hf_modelopt(*m.quantization, m.path, req.out, req.force, sink, cancel);
+    else if (req.as == "fakequant")
+        r = export_fakequant(*m.quantization, m.path, req.out, req.force, sink, cancel);
+    else {
+        ReportInputs in;
+        in.model_name = req.model;
+        in.folder = m.path;
+        in.quantized = m.quantization.get();
+        in.series = req.series;
+        in.project = req.project;
+        in.run_id = req.run_id;
+        in.run_config_json = req.run_config_json;
+        r = export_report(in, req.out, req.force, sink, cancel);
+    }
+    for (const std::string& w : r.warnings) sink.log(LogLevel::Warning, "export: " + w);
+    sink.artifact(req.as, req.out);
+    ExportReport rep;
+    rep.as = req.as;
+    rep.out = req.out;
+    rep.bytes = r.bytes;
+    rep.files = r.files;
+    rep.warnings = r.warnings;
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return rep;
+}
+
+}  // namespace ql

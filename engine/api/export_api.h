@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Exporting a quantized model: the engine behind `quantlab-cli export` (docs/EXPORT.md).
+// Facade header: plain types only.
+//   hf-modelopt  NVIDIA Model Optimizer's unified HF checkpoint (packed NVFP4 / FP8 / INT4 AWQ /
+//                MXFP4 weights with scales; vLLM and TensorRT-LLM load it; so does QuantLab)
+//   gguf         llama.cpp's GGUF file
+//   fakequant    the model's own HF layout with dequantized weights + quantlab_recipe.json
+//   report       a folder with report.html (self-contained: plots as PNG data: URIs),
+//                metrics.csv and recipe.json
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/jobs/job.h"
+
+namespace ql {
+
+// A metric time series (from a project run) for the report's curves.
+struct ExportSeries {
+    std::string name;
+    std::vector<int64_t> steps;
+    std::vector<double> values;
+};
+
+struct ExportRequest {
+    std::string model;      // a QuantLab quantized checkpoint folder (ptq / train output), or "demo"
+    std::string as;         // one of export_kinds()
+    std::string out;        // the folder (hf-modelopt, fakequant, report) or file (gguf) to write
+    bool force = false;     // replace an existing `out`
+    std::string gguf_type;  // for gguf
+    std::string project;    // the project the series come from (for the report's manifest), or ""
+    int64_t run_id = 0;
+    std::vector<ExportSeries> series;  // report curves; empty: from the checkpoint's own reports
+    std::string run_config_json;       // the project run's config (seed, data) for the manifest, or ""
+};
+
+struct ExportReport {
+    std::string as, out;
+    int64_t bytes = 0;       // written, all files
+    double seconds = 0;
+    std::vector<std::string> files;     // final paths
+    std::vector<std::string> warnings;  // what the export could not represent
+};
+
+// Checks the request (kind, out, existing output without force) before opening the model;
+// writes crash-safely (a ".partial" name renamed into place; nothing under `out` on failure).
+// Progress phases "load", then the exporter's ("pack", "write"). Reports artifact(kind = as,
+// path = out). UserError for bad input, JobCancelled on cancellation.
+ExportReport run_export(const ExportRequest& request, JobSink& sink, const CancellationToken& cancel);
+
+std::vector<std::string> export_kinds();  // hf-modelopt, gguf, fakequant, report
+
+}  // namespace ql

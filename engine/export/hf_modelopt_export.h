@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Writes a quantized model as NVIDIA Model Optimizer's unified HF checkpoint ("hf-modelopt",
+// shared/design/EXPORT.md section 1; layouts in hf_modelopt_layout.h): real packed low-bit
+// weights with their scales under the HF tensor names, every other parameter as the model holds
+// it (float32), hf_quant_config.json, config.json with `quantization_config` (llm-compressor
+// style, as modelopt/torch/export/convert_hf_config.py writes it), and the source folder's
+// tokenizer / generation files. vLLM (quantization=modelopt) and TensorRT-LLM read this layout;
+// QuantLab reads it back (hf_modelopt_checkpoint.h) with outputs identical to the in-memory model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/export/export_validator.h"
+#include "engine/jobs/job.h"
+#include "engine/quant/quantized_model.h"
+
+namespace ql {
+
+struct FolderExportResult {
+    std::vector<std::string> files;  // final paths, sorted
+    int64_t bytes = 0;
+    std::vector<std::string> warnings;
+};
+
+// Every layer with an enabled weight quantizer is exported in its Model Optimizer format
+// (UserError listing the supported ones otherwise); Linear layers without one are listed in
+// exclude_modules. Several formats: quant_algo MIXED_PRECISION with quantized_layers. The export
+// is validated (export_validator.h) before anything is written; the folder is written via
+// "<out>.partial" and a rename (export_folder.h). `source_folder` provides config.json and the
+// files copied unchanged. Progress phases "pack", "write".
+FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
+                                      bool force, JobSink& sink, const CancellationToken& cancel);
+
+// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones.
+std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded);
+// `config_json` (the model's config.json) with "quantization_config" added.
+std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
+                                        const std::vector<std::string>& excluded, const std::string& where);
+
+}  // namespace ql

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Shared by the export tests: the golden tiny Llama (hidden 64, MLP 96, 2 layers) quantized
+// with a recipe on a few random-token calibration sequences, and temporary folders.
+#pragma once
+
+#include <ATen/Functions.h>
+#include <c10/core/InferenceMode.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "engine/core/model_source.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/quant/quantized_model.h"
+#include "engine/quant/recipe.h"
+
+namespace ql::test {
+
+inline const std::string& tiny_llama() {
+    static const std::string path = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+    return path;
+}
+
+inline std::string temp_dir(const char* tag) {
+    std::string tmpl = std::string("/tmp/quantlab-") + tag + "-XXXXXX";
+    return mkdtemp(tmpl.data());
+}
+
+inline Dataset tokens_for(const OpenedModel& m, int64_t samples, uint64_t seed) {
+    DataOptions o;
+    o.split = DataSplit::Train;
+    o.samples = samples;
+    o.seed = seed;
+    o.sequence_length = 16;
+    return load_dataset("synthetic:random-tokens", o, m.data);
+}
+
+struct QuantizedTiny {
+    OpenedModel opened;
+    std::unique_ptr<QuantizedModel> q;
+};
+
+inline QuantizedTiny quantize_tiny(const std::string& recipe_json, const std::string& folder = tiny_llama()) {
+    QuantizedTiny t;
+    t.opened = open_model(folder);
+    t.q = std::make_unique<QuantizedModel>(*t.opened.model, parse_recipe(recipe_json, "test recipe"));
+    NullJobSink sink;
+    CancellationToken cancel;
+    run_ptq_pipeline(*t.q, tokens_for(t.opened, 8, 0), PtqOptions{}, sink, cancel);
+    return t;
+}
+
+inline std::string recipe(const std::string& method, const std::string& weight_cfg, const std::string& input_cfg = "") {
+    std::string r = R"({"algorithm": ")" + method + R"(", "calibration": {"samples": 8}, "quant_cfg": [
+        {"quantizer_name": "*weight_quantizer", "cfg": )" + weight_cfg + "}";
+    if (!input_cfg.empty()) r += R"(, {"quantizer_name": "*input_quantizer", "cfg": )" + input_cfg + "}";
+    return r + R"(, {"quantizer_name": "*lm_head*", "enable": false}]})";
+}
+
+inline at::Tensor logits(Model& m, const Dataset& d) {
+    c10::InferenceMode inference;
+    return m.forward(d.inputs);
+}
+
+}  // namespace ql::test
