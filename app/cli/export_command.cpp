@@ -9,7 +9,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
-#include "app/cli/project_run_recorder.h"
+#include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/export_api.h"
 #include "engine/api/ptq_api.h"
@@ -61,7 +61,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    ProjectRunInfo info;
+    projects::ProjectRunInfo info;
     info.kind = "export";
     info.name = req.as + " of " + req.model;
     if (p.has("--project")) {
@@ -70,7 +70,7 @@ int run(const std::vector<std::string>& args) {
     }
     info.config_json = nlohmann::json({{"model", req.model}, {"as", req.as}, {"out", req.out}, {"run", req.run_id}}).dump();
     ExportReport r;
-    run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });
+    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });
     cli_sink.finish_line();
     if (p.has("--json")) {
         std::printf("%s\n", nlohmann::json({{"as", r.as},
