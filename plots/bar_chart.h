@@ -137,7 +137,8 @@ private:
     int m_labelTop = 0;
     bool m_horizontal = false;
 
-    QStringList m_elided;  // category labels elided for the axis, cached per data/font
+    QStringList m_elided;  // category labels elided for the axis, cached per data and limit
+    int m_elidedFor = -1;  // the pixel limit m_elided was made for
     QStringList m_shownLabels;
     double m_rotation = 0;
     QVector<QCPItemText*> m_topLabels;  // largest first

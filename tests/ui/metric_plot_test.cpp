@@ -205,7 +205,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
     EXPECT_FALSE(spy.at(0).at(0).toBool());
     EXPECT_LT(cp->xAxis->range().size(), followed.size());
     EXPECT_DOUBLE_EQ(cp->yAxis->range().lower, yBefore.lower);  // plain wheel: x only
-    EXPECT_FALSE(plot.findChild<QToolButton*>("follow")->isChecked());
+    EXPECT_FALSE(plot.findChild<QCheckBox*>("follow")->isChecked());
 
     // New data no longer moves the view.
     const QCPRange zoomed = cp->xAxis->range();
@@ -224,7 +224,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
     test::settle(80);
     EXPECT_GE(cp->xAxis->range().upper, 200.0);
     EXPECT_LE(cp->xAxis->range().lower, 0.0);
-    EXPECT_TRUE(plot.findChild<QToolButton*>("follow")->isChecked());
+    EXPECT_TRUE(plot.findChild<QCheckBox*>("follow")->isChecked());
 }
 
 TEST(MetricPlot, CrosshairListsEveryVisibleSeriesAtTheNearestStep) {
@@ -352,7 +352,7 @@ TEST(MetricPlot, ToolbarControlsDriveTheSettings) {
     EXPECT_EQ(plot.findChild<QLabel*>("smoothingValue")->text(), "0.600");
     plot.setSmoothing(0.9);
     EXPECT_EQ(plot.findChild<QSlider*>("smoothing")->value(), 900);
-    plot.findChild<QToolButton*>("follow")->setChecked(false);
+    plot.findChild<QCheckBox*>("follow")->setChecked(false);
     EXPECT_FALSE(plot.follow());
     plot.findChild<QToolButton*>("resetZoom")->click();
     EXPECT_TRUE(plot.follow());
@@ -379,8 +379,14 @@ TEST(MetricPlot, SavesNonEmptyPngAndSvg) {
 TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
     ThemeManager themes;
     const QString keep = qEnvironmentVariable("QL_PLOT_SHOT_DIR");
+    MetricPlot survivor;  // made before the switch: must recolour itself
+    survivor.addSeries("run-a", "loss");
     for (const auto theme : {ThemeManager::Theme::Light, ThemeManager::Theme::Dark}) {
         themes.apply(theme);
+        EXPECT_EQ(survivor.customPlot()->axisRect()->backgroundBrush().color(),
+                  PlotStyle::fromPalette(survivor.palette(), survivor.font()).background);
+        EXPECT_EQ(survivor.customPlot()->legend->textColor(),
+                  PlotStyle::fromPalette(survivor.palette(), survivor.font()).text);
         MetricPlot plot;
         plot.setTitle("Training loss");
         plot.setYLabel("loss");
