@@ -12,6 +12,7 @@
 
 #include <qcustomplot.h>
 
+#include "plots/legend_layout.h"
 #include "plots/plot_export.h"
 #include "plots/series_palette.h"
 
@@ -85,6 +86,12 @@ BarChart::BarChart(QWidget* parent) : QWidget(parent) {
     m_highlightLabel = tr("highlighted");
 
     connect(m_plot, &QCustomPlot::beforeReplot, this, &BarChart::updateCategoryTicks);
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        // The legend shares the header row with the title.
+        const QCPLayoutElement* titleElement = m_title;  // the size hint is public on the base
+        const int title = m_title->text().isEmpty() ? 0 : titleElement->minimumOuterSizeHint().width();
+        fitLegendColumns(m_plot->legend, m_plot->width() - title);
+    });
     connect(m_plot, &QCustomPlot::mousePress, this, &BarChart::onMousePress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &BarChart::onMouseRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &BarChart::onMouseMove);

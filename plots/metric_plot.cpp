@@ -18,6 +18,7 @@
 
 #include <qcustomplot.h>
 
+#include "plots/legend_layout.h"
 #include "plots/plot_export.h"
 #include "plots/series_palette.h"
 
@@ -196,6 +197,7 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
         ++m_replotCount;
         m_sinceReplot.restart();
     });
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { fitLegendColumns(m_plot->legend, m_plot->width()); });
     connect(m_plot, &QCustomPlot::mouseWheel, this, &MetricPlot::onWheel);
     connect(m_plot, &QCustomPlot::mousePress, this, &MetricPlot::onMousePress);
     connect(m_plot, &QCustomPlot::mouseMove, this, &MetricPlot::onMouseMove);

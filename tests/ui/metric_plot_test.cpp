@@ -285,6 +285,22 @@ TEST(MetricPlot, LegendClickHidesAndShowsASeries) {
     EXPECT_TRUE(plot.rawGraph(b)->visible());
 }
 
+TEST(MetricPlot, NarrowPlotsWrapTheLegendInsteadOfClippingNames) {
+    MetricPlot plot;
+    for (const char* run : {"nvfp4-qat lr=1e-5", "nvfp4-qad kl", "mxfp4-qat", "int4-awq g128"})
+        plot.appendPoints(plot.addSeries(run, "train loss"), {0, 1}, {2, 1});
+    showPlot(plot, 420, 320);
+    plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    QCPLegend* legend = plot.customPlot()->legend;
+    EXPECT_LT(legend->wrap(), 4);
+    for (int i = 0; i < legend->itemCount(); ++i)
+        EXPECT_LE(legend->item(i)->outerRect().right(), plot.customPlot()->width()) << "item " << i;
+    plot.resize(1400, 320);
+    test::settle(80);
+    plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_EQ(legend->wrap(), 4);  // wide: one row
+}
+
 TEST(MetricPlot, CsvHasAStepColumnAndOneColumnPerCurve) {
     MetricPlot plot;
     const int a = plot.addSeries("run-a", "loss");
@@ -420,6 +436,14 @@ TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
             QDir().mkpath(keep);
             image.save(QStringLiteral("%1/metric-%2.png").arg(keep, ThemeManager::name(theme)));
         }
+        // Narrow and logarithmic: the toolbar, legend and log ticks must still fit.
+        plot.setLogY(true);
+        plot.hideCrosshair();
+        plot.resize(480, 340);
+        test::settle(80);
+        EXPECT_GT(cp->yAxis->range().lower, 0.0);
+        if (!keep.isEmpty())
+            plot.grab().save(QStringLiteral("%1/metric-log-narrow-%2.png").arg(keep, ThemeManager::name(theme)));
     }
     themes.apply(ThemeManager::Theme::Light);
 }
