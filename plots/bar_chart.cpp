@@ -12,6 +12,7 @@
 
 #include <qcustomplot.h>
 
+#include "plots/legend_layout.h"
 #include "plots/plot_export.h"
 #include "plots/series_palette.h"
 
@@ -21,8 +22,18 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Share of a category's width covered by its bar(s).
 constexpr double kCategoryFill = 0.78;
-// Longest category label in pixels before it is elided in the middle (full text on hover).
-constexpr int kMaxLabelPx = 150;
+// Longest category label in pixels before it is elided (full text on hover): rotated labels
+// under the bars get kMaxRotatedLabelPx, labels beside horizontal bars a share of the width.
+constexpr int kMaxRotatedLabelPx = 150;
+constexpr int kMinSideLabelPx = 150;
+constexpr int kMaxSideLabelPx = 320;
+constexpr double kSideLabelShare = 0.35;
+
+// Module paths ("model.layers.12.mlp.down_proj") differ at the end, so they lose their start;
+// other labels lose their end.
+Qt::TextElideMode elideModeFor(const QString& label) {
+    return label.contains(QLatin1Char('.')) || label.contains(QLatin1Char('/')) ? Qt::ElideLeft : Qt::ElideRight;
+}
 
 QString formatValue(double v) {
     if (std::isnan(v)) return QStringLiteral("nan");
@@ -75,6 +86,12 @@ BarChart::BarChart(QWidget* parent) : QWidget(parent) {
     m_highlightLabel = tr("highlighted");
 
     connect(m_plot, &QCustomPlot::beforeReplot, this, &BarChart::updateCategoryTicks);
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        // The legend shares the header row with the title.
+        const QCPLayoutElement* titleElement = m_title;  // the size hint is public on the base
+        const int title = m_title->text().isEmpty() ? 0 : titleElement->minimumOuterSizeHint().width();
+        fitLegendColumns(m_plot->legend, m_plot->width() - title);
+    });
     connect(m_plot, &QCustomPlot::mousePress, this, &BarChart::onMousePress);
     connect(m_plot, &QCustomPlot::mouseRelease, this, &BarChart::onMouseRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &BarChart::onMouseMove);
@@ -261,10 +278,12 @@ void BarChart::rebuild() {
         }
         normal->setName(m_valueLabel.isEmpty() ? tr("value") : m_valueLabel);
         normal->setBrush(m_style.primary);
-        normal->setPen(Qt::NoPen);
         accent->setName(m_highlightLabel);
         accent->setBrush(m_style.highlight);
-        accent->setPen(Qt::NoPen);
+        // An outline in the fill colour: with thousands of channels a bar is narrower than a
+        // pixel and its fill alone may cover none, hiding exactly the outliers.
+        normal->setPen(QPen(m_style.primary, 1));
+        accent->setPen(QPen(m_style.highlight, 1));
         if (anyHighlight) accent->addToLegend();
 
         // Names of the n largest bars above them, largest first (collisions are resolved at
@@ -357,10 +376,7 @@ void BarChart::rebuild() {
     }
     m_plot->legend->setVisible(m_plot->legend->itemCount() > 0);
 
-    // Elided labels are cached here; updateCategoryTicks only thins and rotates them.
-    const QFontMetrics fm(m_style.font);
-    m_elided.clear();
-    for (int i = 0; i < categoryCount(); ++i) m_elided.push_back(fm.elidedText(fullLabel(i), Qt::ElideMiddle, kMaxLabelPx));
+    m_elidedFor = -1;  // labels changed: elide again at the next replot
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -399,19 +415,37 @@ void BarChart::updateCategoryTicks() {
     // estimate it from the widget.
     double extent = m_horizontal ? m_plot->axisRect()->height() : m_plot->axisRect()->width();
     if (extent < 20) extent = (m_horizontal ? m_plot->height() - 60 : m_plot->width() - 80);
-    const double perCategory = std::max(1.0, extent / std::max(1e-9, key->range().size()));
+    const double perCategory = std::max(1e-3, extent / std::max(1e-9, key->range().size()));
+    const int limit = m_horizontal ? std::clamp(static_cast<int>(kSideLabelShare * m_plot->width()), kMinSideLabelPx,
+                                                kMaxSideLabelPx)
+                                   : kMaxRotatedLabelPx;
+    if (limit != m_elidedFor || m_elided.size() != n) {
+        m_elided.clear();
+        for (int i = 0; i < n; ++i) {
+            const QString full = fullLabel(i);
+            m_elided.push_back(fm.elidedText(full, elideModeFor(full), limit));
+        }
+        m_elidedFor = limit;
+    }
     int widest = 0;
     for (const QString& s : m_elided) widest = std::max(widest, fm.horizontalAdvance(s));
     int step = 1;
     if (m_horizontal) {
         m_rotation = 0;
         step = static_cast<int>(std::ceil(fm.height() * 1.1 / perCategory));
-    } else if (widest + 8 <= perCategory) {
-        m_rotation = 0;
     } else {
-        // Rotated labels need about √2 × text height between neighbours.
-        m_rotation = -45;
-        step = static_cast<int>(std::ceil(fm.height() * 1.5 / perCategory));
+        // Side by side if every label fits, or if that shows at least a third as many labels as
+        // rotating would (thousands of channels read better level); rotated labels need about
+        // √2 × text height between neighbours, plus air.
+        const int level = static_cast<int>(std::ceil((widest + 12) / perCategory));
+        const int rotated = static_cast<int>(std::ceil(fm.height() * 2.0 / perCategory));
+        if (level <= 1 || level <= 3 * rotated) {
+            m_rotation = 0;
+            step = level;
+        } else {
+            m_rotation = -45;
+            step = rotated;
+        }
     }
     step = std::max(1, step);
     for (int i = 0; i < n; i += step) {

@@ -8,9 +8,10 @@
 //   of the n largest bars above them (outliers among thousands of channels).
 // - setGroupedBars(): categories × groups side by side (metrics × runs), one colour per group,
 //   the best bar of each category outlined in the accent colour and starred (setHigherIsBetter).
-// Category labels never clip: they are rotated when they do not fit side by side, elided in the
-// middle beyond ~150 px (the full text is in the hover tooltip), and thinned to every k-th bar
-// when bars are narrower than a line of text. Wheel/drag zoom and pan along the categories,
+// Category labels never clip: they are rotated when they do not fit side by side, elided beyond
+// ~150 px (beside horizontal bars: up to 35% of the width) at the start for module paths
+// ("…layers.12.mlp.down_proj") and at the end otherwise, with the full text in the hover
+// tooltip, and thinned to every k-th bar when bars are narrower than a line of text. Wheel/drag zoom and pan along the categories,
 // double-click resets. Right click: Save as PNG/SVG/PDF, Copy data as CSV, Reset zoom.
 #pragma once
 
@@ -137,7 +138,8 @@ private:
     int m_labelTop = 0;
     bool m_horizontal = false;
 
-    QStringList m_elided;  // category labels elided for the axis, cached per data/font
+    QStringList m_elided;  // category labels elided for the axis, cached per data and limit
+    int m_elidedFor = -1;  // the pixel limit m_elided was made for
     QStringList m_shownLabels;
     double m_rotation = 0;
     QVector<QCPItemText*> m_topLabels;  // largest first

@@ -18,6 +18,7 @@
 
 #include <qcustomplot.h>
 
+#include "plots/legend_layout.h"
 #include "plots/plot_export.h"
 #include "plots/series_palette.h"
 
@@ -129,10 +130,9 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     m_smoothingLabel->setMinimumWidth(m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.0000")));
     toolbar->addWidget(m_smoothingLabel);
     toolbar->addStretch(1);
-    m_followButton = new QToolButton(this);
+    // A check box rather than a checkable button: its state must read at a glance.
+    m_followButton = new QCheckBox(tr("Follow"), this);
     m_followButton->setObjectName(QStringLiteral("follow"));
-    m_followButton->setText(tr("Follow"));
-    m_followButton->setCheckable(true);
     m_followButton->setChecked(true);
     m_followButton->setToolTip(tr("Keep the newest step in view"));
     toolbar->addWidget(m_followButton);
@@ -197,6 +197,7 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
         ++m_replotCount;
         m_sinceReplot.restart();
     });
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { fitLegendColumns(m_plot->legend, m_plot->width()); });
     connect(m_plot, &QCustomPlot::mouseWheel, this, &MetricPlot::onWheel);
     connect(m_plot, &QCustomPlot::mousePress, this, &MetricPlot::onMousePress);
     connect(m_plot, &QCustomPlot::mouseMove, this, &MetricPlot::onMouseMove);
@@ -211,7 +212,7 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     connect(m_logYBox, &QCheckBox::toggled, this, &MetricPlot::setLogY);
     connect(m_smoothingSlider, &QSlider::valueChanged, this,
             [this](int v) { setSmoothing(static_cast<double>(v) / kSliderSteps); });
-    connect(m_followButton, &QToolButton::toggled, this, &MetricPlot::setFollow);
+    connect(m_followButton, &QCheckBox::toggled, this, &MetricPlot::setFollow);
     connect(m_resetButton, &QToolButton::clicked, this, &MetricPlot::resetZoom);
 
     m_smoothingLabel->setText(QString::number(m_alpha, 'f', 3));

@@ -5,7 +5,8 @@
 // Built for streaming (after PlotJuggler's plotjuggler_app/mainwindow.cpp): appendPoints() only
 // stores the new points, in O(new points), and marks the plot dirty; a single-shot timer replots
 // at most 30 times a second with rpQueuedReplot. Curves keep every point (1 M per curve is fine):
-// QCustomPlot's adaptive sampling draws ~a few points per pixel column.
+// QCustomPlot's adaptive sampling draws ~a few points per pixel column. GUI thread only: a
+// training worker hands its batches over with a queued signal (docs STYLE.md, threads).
 //
 // The widget is a toolbar row (Log y, Smoothing slider, Follow, Reset zoom) above a QCustomPlot.
 // Mouse: drag pans x (Ctrl+drag pans both axes), wheel zooms x (Ctrl+wheel zooms y), double-click
@@ -155,7 +156,7 @@ private:
     QCheckBox* m_logYBox = nullptr;
     QSlider* m_smoothingSlider = nullptr;
     QLabel* m_smoothingLabel = nullptr;
-    QToolButton* m_followButton = nullptr;
+    QCheckBox* m_followButton = nullptr;
     QToolButton* m_resetButton = nullptr;
 
     std::vector<std::unique_ptr<Series>> m_series;

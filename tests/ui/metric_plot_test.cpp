@@ -205,7 +205,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
     EXPECT_FALSE(spy.at(0).at(0).toBool());
     EXPECT_LT(cp->xAxis->range().size(), followed.size());
     EXPECT_DOUBLE_EQ(cp->yAxis->range().lower, yBefore.lower);  // plain wheel: x only
-    EXPECT_FALSE(plot.findChild<QToolButton*>("follow")->isChecked());
+    EXPECT_FALSE(plot.findChild<QCheckBox*>("follow")->isChecked());
 
     // New data no longer moves the view.
     const QCPRange zoomed = cp->xAxis->range();
@@ -224,7 +224,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
     test::settle(80);
     EXPECT_GE(cp->xAxis->range().upper, 200.0);
     EXPECT_LE(cp->xAxis->range().lower, 0.0);
-    EXPECT_TRUE(plot.findChild<QToolButton*>("follow")->isChecked());
+    EXPECT_TRUE(plot.findChild<QCheckBox*>("follow")->isChecked());
 }
 
 TEST(MetricPlot, CrosshairListsEveryVisibleSeriesAtTheNearestStep) {
@@ -283,6 +283,22 @@ TEST(MetricPlot, LegendClickHidesAndShowsASeries) {
     QTest::mouseClick(cp, Qt::LeftButton, {}, cp->legend->itemWithPlottable(plot.rawGraph(b))->rect().center());
     EXPECT_TRUE(plot.isSeriesVisible(b));
     EXPECT_TRUE(plot.rawGraph(b)->visible());
+}
+
+TEST(MetricPlot, NarrowPlotsWrapTheLegendInsteadOfClippingNames) {
+    MetricPlot plot;
+    for (const char* run : {"nvfp4-qat lr=1e-5", "nvfp4-qad kl", "mxfp4-qat", "int4-awq g128"})
+        plot.appendPoints(plot.addSeries(run, "train loss"), {0, 1}, {2, 1});
+    showPlot(plot, 420, 320);
+    plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    QCPLegend* legend = plot.customPlot()->legend;
+    EXPECT_LT(legend->wrap(), 4);
+    for (int i = 0; i < legend->itemCount(); ++i)
+        EXPECT_LE(legend->item(i)->outerRect().right(), plot.customPlot()->width()) << "item " << i;
+    plot.resize(1400, 320);
+    test::settle(80);
+    plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_EQ(legend->wrap(), 4);  // wide: one row
 }
 
 TEST(MetricPlot, CsvHasAStepColumnAndOneColumnPerCurve) {
@@ -352,7 +368,7 @@ TEST(MetricPlot, ToolbarControlsDriveTheSettings) {
     EXPECT_EQ(plot.findChild<QLabel*>("smoothingValue")->text(), "0.600");
     plot.setSmoothing(0.9);
     EXPECT_EQ(plot.findChild<QSlider*>("smoothing")->value(), 900);
-    plot.findChild<QToolButton*>("follow")->setChecked(false);
+    plot.findChild<QCheckBox*>("follow")->setChecked(false);
     EXPECT_FALSE(plot.follow());
     plot.findChild<QToolButton*>("resetZoom")->click();
     EXPECT_TRUE(plot.follow());
@@ -379,8 +395,14 @@ TEST(MetricPlot, SavesNonEmptyPngAndSvg) {
 TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
     ThemeManager themes;
     const QString keep = qEnvironmentVariable("QL_PLOT_SHOT_DIR");
+    MetricPlot survivor;  // made before the switch: must recolour itself
+    survivor.addSeries("run-a", "loss");
     for (const auto theme : {ThemeManager::Theme::Light, ThemeManager::Theme::Dark}) {
         themes.apply(theme);
+        EXPECT_EQ(survivor.customPlot()->axisRect()->backgroundBrush().color(),
+                  PlotStyle::fromPalette(survivor.palette(), survivor.font()).background);
+        EXPECT_EQ(survivor.customPlot()->legend->textColor(),
+                  PlotStyle::fromPalette(survivor.palette(), survivor.font()).text);
         MetricPlot plot;
         plot.setTitle("Training loss");
         plot.setYLabel("loss");
@@ -414,6 +436,14 @@ TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
             QDir().mkpath(keep);
             image.save(QStringLiteral("%1/metric-%2.png").arg(keep, ThemeManager::name(theme)));
         }
+        // Narrow and logarithmic: the toolbar, legend and log ticks must still fit.
+        plot.setLogY(true);
+        plot.hideCrosshair();
+        plot.resize(480, 340);
+        test::settle(80);
+        EXPECT_GT(cp->yAxis->range().lower, 0.0);
+        if (!keep.isEmpty())
+            plot.grab().save(QStringLiteral("%1/metric-log-narrow-%2.png").arg(keep, ThemeManager::name(theme)));
     }
     themes.apply(ThemeManager::Theme::Light);
 }
