@@ -7,19 +7,14 @@
 #include <QVBoxLayout>
 
 #include "plots/metric_plot.h"
+#include "plots/plot_style.h"
+#include "plots/series_palette.h"
 
 namespace ql {
 namespace {
 
 QString key(qint64 run, const QString& series) { return QStringLiteral("%1|%2").arg(run).arg(series); }
 
-// Okabe–Ito: distinguishable with colour-vision deficiencies and on light and dark backgrounds.
-QColor runColor(int index) {
-    static const QColor colors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73),
-                                    QColor(0xCC, 0x79, 0xA7), QColor(0xD5, 0x5E, 0x00), QColor(0x56, 0xB4, 0xE9),
-                                    QColor(0xF0, 0xE4, 0x42), QColor(0x99, 0x99, 0x99)};
-    return colors[index % 8];
-}
 
 }  // namespace
 
@@ -130,7 +125,9 @@ void DashboardView::addSeries(const QVector<SeriesChunk>& chunks) {
         if (it == m_seriesIds.end()) {
             // Several metrics of one run in one plot (train/kl and eval/kl) share the run's colour;
             // the plot tells them apart by line style.
-            it = m_seriesIds.insert(k, panel->plot->addSeries(runName, c.name, runColor(runIndex)));
+            // One colour per run across all plots (each plot alone would number runs by arrival).
+            const QColor color = seriesColor(PlotStyle::fromPalette(palette(), font()), runIndex);
+            it = m_seriesIds.insert(k, panel->plot->addSeries(runName, c.name, color));
         }
         if (c.reset) {
             panel->plot->setSeriesData(*it, c.steps, c.values);

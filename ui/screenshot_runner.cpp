@@ -17,6 +17,10 @@
 #include "ui/block_walkthrough_panel.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
+#include "ui/inspector_controller.h"
+#include "ui/job_runner.h"
+#include "ui/layer_inspector_view.h"
+#include "plots/bar_chart.h"
 #include "ui/model_panel.h"
 #include "ui/project_explorer_panel.h"
 #include "ui/workbench.h"
@@ -72,6 +76,38 @@ ScreenshotRunner::Shot workbenchShot(const QString& file, const QString& view, T
             }};
 }
 
+// The layer inspector on tab `tab`; the statistics (and for the sensitivity tab the sensitivity)
+// are computed by the first shot that needs them.
+ScreenshotRunner::Shot inspectorShot(const QString& file, const QString& tab, ThemeManager::Theme theme,
+                                     const QString& layer = {}, const QString& format = QStringLiteral("nvfp4")) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("inspector"));
+                Workbench* wb = w.workbench();
+                wb->explorer()->selectRuns({});
+                if (!wb->inspector()->hasReport() && !wb->runner()->isRunning()) wb->inspectorController()->computeStatistics();
+                wb->inspector()->showTab(tab);
+            },
+            [=](MainWindow& w) {
+                Workbench* wb = w.workbench();
+                if (wb->runner()->isRunning()) return false;
+                LayerInspectorView* v = wb->inspector();
+                if (!v->hasReport()) {
+                    if (wb->modelPanel()->hasModel()) wb->inspectorController()->computeStatistics();
+                    return false;
+                }
+                if (tab == QLatin1String("sensitivity") && v->sensitivityChart()->categoryCount() == 0) {
+                    wb->inspectorController()->measureSensitivity(5.0);
+                    return false;
+                }
+                const QString l = layer.isEmpty() ? QString::fromStdString(v->report()->layers.front().layer) : layer;
+                v->selectLayer(l);
+                v->selectFormat(format);
+                return true;
+            }};
+}
+
 }  // namespace
 
 ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)
@@ -86,6 +122,16 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         workbenchShot(QStringLiteral("dashboard-dark.png"), QStringLiteral("dashboard"), T::Dark,
                       {QStringLiteral("qat"), QStringLiteral("qad")}),
         workbenchShot(QStringLiteral("compare.png"), QStringLiteral("compare"), T::Light, {}),
+        inspectorShot(QStringLiteral("inspector-histogram.png"), QStringLiteral("histogram"), T::Light,
+                      QStringLiteral("model.layers.0.mlp.down_proj")),
+        inspectorShot(QStringLiteral("inspector-scales.png"), QStringLiteral("scales"), T::Light,
+                      QStringLiteral("model.layers.0.mlp.down_proj")),
+        inspectorShot(QStringLiteral("inspector-outliers.png"), QStringLiteral("outliers"), T::Light,
+                      QStringLiteral("model.layers.0.mlp.down_proj")),
+        inspectorShot(QStringLiteral("inspector-heatmap.png"), QStringLiteral("heatmap"), T::Light),
+        inspectorShot(QStringLiteral("inspector-sensitivity.png"), QStringLiteral("sensitivity"), T::Light),
+        inspectorShot(QStringLiteral("inspector-histogram-dark.png"), QStringLiteral("histogram"), T::Dark,
+                      QStringLiteral("model.layers.1.self_attn.o_proj")),
     };
     std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
