@@ -185,6 +185,11 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
     // Scales from the weight the quantizer reads (GPTQ's pinned result keeps those scales).
     EncodedTensor e = l.encode_weight();
     const QuantSpec& spec = l.weight_spec();
+    // Codes: those of the weight the quantizer reads (byte-identical to Model Optimizer's packing,
+    // which keeps the sign of elements that round to zero), re-derived on the same scales only
+    // where the weight the forward uses differs (GPTQ's pinned result).
+    const std::vector<float> rtn = decode_buffer(e, shape, spec);
+    auto keep = [&](int64_t i) { return rtn[static_cast<size_t>(i)] == qv[i]; };
     uint8_t* codes = e.codes.as<uint8_t>();
     std::vector<ExportTensor> t;
     const std::string& a = f.quant_algo;
@@ -192,6 +197,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
         const float g = *e.global_scale;
         const int64_t bpr = in / 16;
         for (int64_t i = 0; i < n; ++i) {
+            if (keep(i)) continue;
             const float d = kernels::nvfp4_denominator_of_code(e.raw_scales[static_cast<size_t>((i / in) * bpr + (i % in) / 16)], g);
             codes[i] = kernels::nvfp4_code_element(qv[i], d);
         }
@@ -201,7 +207,8 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
         t.push_back({p + "weight_scale_2", D::F32, {}, float_bytes(&g, 1)});
     } else if (a == "FP8") {
         const float s = e.scales.as<float>()[0];
-        for (int64_t i = 0; i < n; ++i) codes[i] = kernels::fp8_encode_element<kernels::E4M3>(qv[i], s);
+        for (int64_t i = 0; i < n; ++i)
+            if (!keep(i)) codes[i] = kernels::fp8_encode_element<kernels::E4M3>(qv[i], s);
         t.push_back({p + "weight", D::F8_E4M3, {out, in}, e.codes.bytes});
         t.push_back({p + "weight_scale", D::F32, {}, float_bytes(&s, 1)});
     } else if (a == "W4A16_AWQ") {
@@ -209,6 +216,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
         const int64_t gpr = in / f.group_size;
         const kernels::IntFormat fmt{4, false};
         for (int64_t i = 0; i < n; ++i) {
+            if (keep(i)) continue;
             const float s = sc[(i / in) * gpr + (i % in) / f.group_size];
             codes[i] = kernels::IntStep::make(kernels::IntParams{s, 0.0f}, fmt).encode(qv[i]);
         }
@@ -218,6 +226,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
     } else if (a == "MXFP4") {
         const int64_t bpr = in / 32;
         for (int64_t i = 0; i < n; ++i) {
+            if (keep(i)) continue;
             const kernels::MxBlockScale k = kernels::mx_block_scale(e.raw_scales[static_cast<size_t>((i / in) * bpr + (i % in) / 32)]);
             codes[i] = kernels::mx_code_element<kernels::MxFloatElement<kernels::E2M1>>(qv[i], k);
         }
