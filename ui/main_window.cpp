@@ -111,6 +111,16 @@ void MainWindow::createMenus() {
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
     file->addAction(tr("Open the &Demo Project"), this, [this] { m_workbench->openDemo(); });
     file->addSeparator();
+    QAction* exportRun = file->addAction(tr("&Export Selected Run…"), this, [this] {
+        const QList<qint64> ids = m_workbench->explorer()->selectedRuns();
+        if (ids.size() != 1)
+            statusBar()->showMessage(tr("Select one completed run in the project explorer to export it."), 8000);
+        else
+            m_workbench->exportRun(ids.first());
+    });
+    exportRun->setObjectName(QStringLiteral("exportRunAction"));
+    exportRun->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    file->addSeparator();
     QAction* screenshot = file->addAction(tr("Save Window Screenshot…"), this, &MainWindow::saveWindowScreenshot);
     screenshot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     file->addSeparator();

@@ -4,7 +4,9 @@
 #include <QDateTime>
 #include <QHeaderView>
 #include <QLabel>
+#include <QHBoxLayout>
 #include <QMenu>
+#include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -49,7 +51,20 @@ ProjectExplorerPanel::ProjectExplorerPanel(QWidget* parent) : QWidget(parent) {
     m_tree->sortByColumn(Id, Qt::DescendingOrder);
     m_tree->setToolTip(tr("Select several runs (Ctrl/Shift+click) to overlay their curves and compare them."));
     layout->addWidget(m_tree, 1);
+    auto* buttons = new QHBoxLayout;
+    m_export = new QPushButton(tr("Export…"), this);
+    m_export->setObjectName(QStringLiteral("exportRun"));
+    m_export->setToolTip(tr("Export the selected run: Model Optimizer HF checkpoint, GGUF, fake-quantized checkpoint or report"));
+    m_export->setEnabled(false);
+    buttons->addStretch(1);
+    buttons->addWidget(m_export);
+    layout->addLayout(buttons);
+    connect(m_export, &QPushButton::clicked, this, [this] {
+        const QList<qint64> ids = selectedRuns();
+        if (ids.size() == 1) emit exportRequested(ids.first());
+    });
     connect(m_tree, &QTreeWidget::itemSelectionChanged, this, [this] {
+        updateButtons();
         if (!m_updating) emit selectionChanged(selectedRuns());
     });
     connect(m_tree, &QWidget::customContextMenuRequested, this, &ProjectExplorerPanel::showContextMenu);
@@ -100,6 +115,7 @@ void ProjectExplorerPanel::setRuns(const QVector<RunRow>& runs) {
     }
     m_tree->setSortingEnabled(true);
     m_updating = false;
+    updateButtons();
     if (selectedRuns() != selected) emit selectionChanged(selectedRuns());
 }
 
@@ -121,6 +137,13 @@ void ProjectExplorerPanel::selectRuns(const QList<qint64>& ids) {
     emit selectionChanged(selectedRuns());
 }
 
+void ProjectExplorerPanel::updateButtons() {
+    const QList<qint64> ids = selectedRuns();
+    const RunRow* r = ids.size() == 1 ? run(ids.first()) : nullptr;
+    m_export->setEnabled(r && r->status == QLatin1String("completed") &&
+                         (r->kind == QLatin1String("ptq") || r->kind == QLatin1String("qat") || r->kind == QLatin1String("qad")));
+}
+
 void ProjectExplorerPanel::showContextMenu(const QPoint& pos) {
     QTreeWidgetItem* item = m_tree->itemAt(pos);
     if (!item) return;
@@ -132,7 +155,8 @@ void ProjectExplorerPanel::showContextMenu(const QPoint& pos) {
     resume->setEnabled((r->status == QLatin1String("cancelled") || r->status == QLatin1String("interrupted")) &&
                        r->kind != QLatin1String("ptq"));
     QAction* exp = menu.addAction(tr("Export…"), this, [this, id] { emit exportRequested(id); });
-    exp->setEnabled(r->status == QLatin1String("completed"));
+    exp->setEnabled(r->status == QLatin1String("completed") &&
+                    (r->kind == QLatin1String("ptq") || r->kind == QLatin1String("qat") || r->kind == QLatin1String("qad")));
     menu.addSeparator();
     QAction* del = menu.addAction(tr("Delete Run"), this, [this, id] { emit deleteRequested(id); });
     del->setEnabled(!r->liveWriter);

@@ -36,9 +36,11 @@ signals:
 
 private:
     void showContextMenu(const QPoint& pos);
+    void updateButtons();
 
     QLabel* m_title = nullptr;
     QTreeWidget* m_tree = nullptr;
+    class QPushButton* m_export = nullptr;
     QVector<RunRow> m_runs;
     bool m_updating = false;
 };
