@@ -7,6 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -225,7 +226,24 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
                 fit.clipped_fraction = fit.weight_mse = fit.weight_sqnr_db = kNaN;
                 fit.output_sqnr_db = fit.wa_output_sqnr_db = fit.input_clipped_fraction = kNaN;
             } else {
-                if (&c == &candidates.front() && lq.weight_configured()) fit.settings = describe(lq.plan().weight, false);
+                const bool is_chosen = &c == &candidates.front() && lq.weight_configured();
+                if (is_chosen) fit.settings = describe(lq.plan().weight, false);
+                if (is_chosen && opened.quantization) {
+                    // A checkpoint's weight as its forward uses it (GPTQ's pinned result, learned
+                    // LSQ steps): errors of the model as saved, scales and clipping of its weight.
+                    const at::Tensor pinned = lq.quantized_weight().detach().reshape(mshape).to(at::kFloat).contiguous();
+                    std::copy(pinned.data_ptr<float>(), pinned.data_ptr<float>() + rows * cols, qw.begin());
+                    double sig = 0, err = 0;
+                    const float* wp = w.data_ptr<float>();
+                    for (int64_t i = 0; i < rows * cols; ++i) {
+                        if (!std::isfinite(wp[i])) continue;
+                        const double d = static_cast<double>(wp[i]) - qw[static_cast<size_t>(i)];
+                        sig += static_cast<double>(wp[i]) * wp[i];
+                        err += d * d;
+                    }
+                    fit.weight_mse = rows * cols ? err / static_cast<double>(rows * cols) : 0.0;
+                    fit.weight_sqnr_db = sqnr_db(sig, err);
+                }
                 if (y.defined()) {
                     const at::Tensor qt = at::from_blob(qw.data(), layer.weight.sizes(), at::kFloat);
                     fit.output_sqnr_db = sqnr_db(signal, sum_squares(y - layer_output(layer, x, qt)));

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
@@ -11,6 +14,7 @@
 #include "engine/api/errors.h"
 #include "engine/api/format_catalog.h"
 #include "engine/api/layer_stats_api.h"
+#include "engine/api/ptq_api.h"
 
 namespace ql {
 namespace {
@@ -339,6 +343,40 @@ TEST(RunLayerStats, AnUnknownLayerIsAUserErrorNamingIt) {
     req.layers.clear();
     req.formats = {"int8", "fp5"};
     EXPECT_THROW(run_layer_stats(req, sink, cancel), UserError);
+}
+
+TEST(RunLayerStats, AQuantizedCheckpointReportsItsFormatAndPtqsOwnErrors) {
+    const std::string dir = (std::filesystem::temp_directory_path() /
+                             ("quantlab-layer-stats-" + std::to_string(::getpid()))).string();
+    PtqRequest p;
+    p.model = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+    p.recipe = "NVFP4_DEFAULT";
+    p.calibration = "synthetic:random-tokens";
+    p.samples = 4;
+    p.sequence_length = 16;
+    p.out_dir = dir + "/q";
+    NullJobSink sink;
+    CancellationToken cancel;
+    const PtqSummary ptq = run_ptq(p, sink, cancel);
+    LayerStatsRequest req = tiny_request();
+    req.model = p.out_dir;
+    req.layers = {"model.layers.0.self_attn.q_proj"};
+    const LayerStatsReport r = run_layer_stats(req, sink, cancel);
+    LayerStatsRequest with_recipe = req;  // a checkpoint brings its own recipe
+    with_recipe.recipe = "FP8_DEFAULT";
+    EXPECT_THROW(run_layer_stats(with_recipe, sink, cancel), UserError);
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(r.layers.size(), 1u);
+    const LayerStatistics& l = r.layers[0];
+    EXPECT_EQ(l.chosen_format, "nvfp4");
+    const PtqLayerSummary& s = ptq.layers[0];
+    ASSERT_EQ(s.layer, l.layer);
+    // The calibrated input amax of the checkpoint, and PTQ's output SQNR (weights and inputs
+    // quantized, same FP input samples) reproduced by the chosen fit.
+    EXPECT_FLOAT_EQ(static_cast<float>(l.input_amax), static_cast<float>(s.input_amax));
+    EXPECT_EQ(l.input_clipped_fraction, 0.0);  // max calibration on these very inputs
+    EXPECT_NEAR(l.fits[0].wa_output_sqnr_db, s.output_sqnr_db, 1e-6);
+    EXPECT_NEAR(l.fits[0].weight_mse, s.weight_mse, 1e-12);
 }
 
 TEST(RunLayerStats, ACancelledJobStops) {
