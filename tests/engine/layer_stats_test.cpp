@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -15,6 +16,7 @@
 #include "engine/api/format_catalog.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/ptq_api.h"
+#include "engine/stats/format_fit.h"
 
 namespace ql {
 namespace {
@@ -242,6 +244,35 @@ TEST(FormatFit, SqnrOrdersFormatsByPrecisionOnGaussianWeights) {
     EXPECT_GE(nv.input_clipped_fraction, 0.0);
     // Without activations the output SQNR is NaN.
     EXPECT_TRUE(std::isnan(format_fit(w.data(), out, in, "int8", nullptr, 0).output_sqnr_db));
+}
+
+TEST(FormatFit, TheWeightItMeasuresEqualsTheFakeQuantizedWeight) {
+    // fit_weight decodes its encoding instead of fake-quantizing a second time (finite tensors).
+    // Equal values: integer codes decode a rounded -0 as +0, the only bit difference.
+    std::vector<float> w = gaussian(8 * 256, 5, 0.1f);
+    w[77] = 0.0f;
+    for (const FormatInfo& f : all_formats()) {
+        QuantOptions o = default_weight_options(f.name, 256);
+        const QuantSpec spec = resolve_spec(o, {8, 256});
+        std::vector<float> q, expected(w.size());
+        fit_weight(w.data(), 8, 256, spec, 16, q);
+        fake_quantize_buffer(w.data(), expected.data(), {8, 256}, spec);
+        EXPECT_EQ(q, expected) << f.name;
+        if (f.supports_asymmetric) {
+            o.asymmetric = true;
+            const QuantSpec asym = resolve_spec(o, {8, 256});
+            fit_weight(w.data(), 8, 256, asym, 16, q);
+            fake_quantize_buffer(w.data(), expected.data(), {8, 256}, asym);
+            EXPECT_EQ(q, expected) << f.name << " asym";
+        }
+    }
+    // With a NaN, fake quantization itself (decoding would give the NaN code's value).
+    w[5] = std::nanf("");
+    const QuantSpec mx = resolve_spec(default_weight_options("mxfp4", 256), {8, 256});
+    std::vector<float> q, expected(w.size());
+    fit_weight(w.data(), 8, 256, mx, 16, q);
+    fake_quantize_buffer(w.data(), expected.data(), {8, 256}, mx);
+    EXPECT_EQ(std::memcmp(q.data(), expected.data(), q.size() * 4), 0);
 }
 
 TEST(FormatFit, AFormatThatDoesNotFitReportsWhyAndAnUnknownOneThrows) {
