@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <ATen/Functions.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +18,11 @@
 #include "engine/api/format_catalog.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/ptq_api.h"
+#include "engine/models/builtin_models.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/quant/recipe.h"
 #include "engine/stats/format_fit.h"
+#include "engine/stats/layer_statistics.h"
 
 namespace ql {
 namespace {
@@ -408,6 +414,43 @@ TEST(RunLayerStats, AQuantizedCheckpointReportsItsFormatAndPtqsOwnErrors) {
     EXPECT_EQ(l.input_clipped_fraction, 0.0);  // max calibration on these very inputs
     EXPECT_NEAR(l.fits[0].wa_output_sqnr_db, s.output_sqnr_db, 1e-6);
     EXPECT_NEAR(l.fits[0].weight_mse, s.weight_mse, 1e-12);
+}
+
+TEST(MeasureLayerStatistics, Conv2dLayersMatchPtqsOutputSqnrOnTheSameImages) {
+    auto model = create_model(cnn_config(), 3);
+    Dataset images;
+    images.kind = Dataset::Kind::Images;
+    images.name = "random images";
+    images.inputs = at::rand({24, 1, 28, 28}, at::TensorOptions().dtype(at::kFloat));
+    images.targets = at::zeros({24}, at::kLong);
+    NullJobSink sink;
+    CancellationToken cancel;
+    LayerStatsOptions o;
+    o.formats = {"int8", "mxfp8_e4m3"};
+    std::vector<LayerStatistics> stats;
+    {
+        QuantizedModel q(*model, load_recipe("NVFP4_DEFAULT"));
+        stats = measure_layer_statistics(q, &images, o, sink, cancel);
+    }
+    QuantizedModel q(*model, load_recipe("NVFP4_DEFAULT"));
+    const PtqResult ptq = run_ptq_pipeline(q, images, PtqOptions{}, sink, cancel);
+    ASSERT_EQ(stats.size(), 3u);  // conv1, conv2, fc
+    ASSERT_EQ(ptq.layers.size(), 3u);
+    EXPECT_EQ(stats[0].kind, "conv2d");
+    EXPECT_EQ(stats[0].weight_shape.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
+        const LayerStatistics& l = stats[i];
+        EXPECT_EQ(l.layer, ptq.layers[i].layer);
+        EXPECT_TRUE(l.has_activation) << l.layer;
+        EXPECT_EQ(l.chosen_format, "nvfp4");
+        ASSERT_EQ(l.fits.size(), 3u);
+        // Every image is sampled, so the samples' own amax is the calibrated one: the chosen fit
+        // with inputs quantized is PTQ's output SQNR.
+        EXPECT_NEAR(l.fits[0].wa_output_sqnr_db, ptq.layers[i].output_sqnr_db, 1e-9) << l.layer;
+        EXPECT_GT(l.fits[1].output_sqnr_db, l.fits[0].output_sqnr_db) << l.layer;  // int8 weights beat nvfp4
+        // Activation channels: the conv's input channels, the fc's input features.
+        EXPECT_EQ(static_cast<int64_t>(l.activation.channel_absmax.size()), l.weight_shape[1]) << l.layer;
+    }
 }
 
 TEST(RunLayerStats, ACancelledJobStops) {
