@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "engine/api/errors.h"
+#include "kernels/parallel.h"
 
 namespace ql {
 namespace {
@@ -51,7 +52,8 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
     return n;
 }
 
-BlockRanges block_ranges(const float* x, const std::vector<int64_t>& shape, const QuantSpec& spec) {
+// `e`: the encoding of x under spec (unused for passthrough formats, which have none).
+BlockRanges block_ranges(const std::vector<int64_t>& shape, const QuantSpec& spec, const EncodedTensor& e) {
     const FormatInfo& f = *spec.info;
     const std::string& fam = f.family;
     BlockRanges r;
@@ -66,7 +68,6 @@ BlockRanges block_ranges(const float* x, const std::vector<int64_t>& shape, cons
         symmetric(f.element_max);
         return r;
     }
-    const EncodedTensor e = encode_buffer(x, shape, spec);
     const float* sc = e.scales.as<float>();
     const int64_t count = e.scales.numel();
     r.stored.assign(sc, sc + count);
@@ -156,6 +157,41 @@ void scale_histogram(const std::vector<double>& scales, int bins, HistogramData&
     }
 }
 
+// Values of x [rows, cols] beyond their block's range (FormatFit.clipped_fraction), counted one
+// block segment of a row at a time, rows split over the threads.
+int64_t count_clipped(const float* x, int64_t rows, int64_t cols, const BlockRanges& r) {
+    std::vector<int64_t> per_row(static_cast<size_t>(rows), 0);
+    kernels::parallel_ranges(rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(cols, 1)), 1, [&](int64_t rb, int64_t re) {
+        for (int64_t row = rb; row < re; ++row) {
+            const float* xr = x + row * cols;
+            int64_t clipped = 0;
+            int64_t col = 0;
+            while (col < cols) {
+                // The run of columns sharing one block (Flat blocks may start mid-row).
+                int64_t end = cols;
+                if (r.layout == Layout::Cols) end = col + 1;
+                if (r.layout == Layout::RowBlocks) end = std::min(cols, (col / r.width + 1) * r.width);
+                if (r.layout == Layout::Flat) end = std::min(cols, col + r.width - (row * cols + col) % r.width);
+                const size_t b = static_cast<size_t>(r.block_of(row, col, cols));
+                const double hi = r.hi[b] + std::fabs(r.hi[b]) * kClipTolerance;
+                const double lo = r.lo[b] - std::fabs(r.lo[b]) * kClipTolerance;
+                for (int64_t c = col; c < end; ++c) clipped += (xr[c] > hi) | (xr[c] < lo);
+                col = end;
+            }
+            per_row[static_cast<size_t>(row)] = clipped;
+        }
+    });
+    int64_t total = 0;
+    for (int64_t c : per_row) total += c;
+    return total;
+}
+
+bool all_finite(const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isfinite(x[i])) return false;
+    return true;
+}
+
 }  // namespace
 
 QuantOptions default_weight_options(const std::string& format, int64_t cols) {
@@ -200,16 +236,8 @@ double clipped_fraction(const float* x, const std::vector<int64_t>& shape, const
     const int64_t n = numel_of(shape);
     if (n == 0) return 0;
     const int64_t cols = shape.empty() ? 1 : shape.back(), rows = n / cols;
-    const BlockRanges r = block_ranges(x, shape, spec);
-    int64_t clipped = 0;
-    for (int64_t row = 0; row < rows; ++row)
-        for (int64_t col = 0; col < cols; ++col) {
-            const double v = x[row * cols + col];
-            const size_t b = static_cast<size_t>(r.block_of(row, col, cols));
-            const double lo = r.lo[b], hi = r.hi[b];
-            clipped += v > hi + std::fabs(hi) * kClipTolerance || v < lo - std::fabs(lo) * kClipTolerance;
-        }
-    return static_cast<double>(clipped) / static_cast<double>(n);
+    const EncodedTensor e = spec.info->family == "passthrough" ? EncodedTensor{} : encode_buffer(x, shape, spec);
+    return static_cast<double>(count_clipped(x, rows, cols, block_ranges(shape, spec, e))) / static_cast<double>(n);
 }
 
 FormatFit fit_weight(const float* w, int64_t rows, int64_t cols, const QuantSpec& spec, int bins,
@@ -222,7 +250,14 @@ FormatFit fit_weight(const float* w, int64_t rows, int64_t cols, const QuantSpec
     fit.settings = spec_description(spec);
     fit.output_sqnr_db = fit.wa_output_sqnr_db = fit.input_clipped_fraction = kNaN;
     quantized.resize(static_cast<size_t>(n));
-    fake_quantize_buffer(w, quantized.data(), shape, spec);
+    const bool passthrough = f.family == "passthrough";
+    const EncodedTensor e = passthrough || n == 0 ? EncodedTensor{} : encode_buffer(w, shape, spec);
+    // Decoding equals fake quantization except at NaN inputs (FORMATS.md): decode when finite,
+    // saving a second pass over the tensor.
+    if (!passthrough && n > 0 && all_finite(w, n))
+        quantized = decode_buffer(e, shape, spec);
+    else
+        fake_quantize_buffer(w, quantized.data(), shape, spec);
     double signal = 0, noise = 0;
     int64_t finite = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -236,15 +271,8 @@ FormatFit fit_weight(const float* w, int64_t rows, int64_t cols, const QuantSpec
     fit.weight_sqnr_db = sqnr_db(signal, noise);
     if (n == 0) return fit;
 
-    const BlockRanges r = block_ranges(w, shape, spec);
-    int64_t clipped = 0;
-    for (int64_t row = 0; row < rows; ++row)
-        for (int64_t col = 0; col < cols; ++col) {
-            const double v = w[row * cols + col];
-            const size_t b = static_cast<size_t>(r.block_of(row, col, cols));
-            clipped += v > r.hi[b] + std::fabs(r.hi[b]) * kClipTolerance || v < r.lo[b] - std::fabs(r.lo[b]) * kClipTolerance;
-        }
-    fit.clipped_fraction = static_cast<double>(clipped) / static_cast<double>(n);
+    const BlockRanges r = block_ranges(shape, spec, e);
+    fit.clipped_fraction = static_cast<double>(count_clipped(w, rows, cols, r)) / static_cast<double>(n);
     fit.scale_kind = r.scale_kind;
     fit.global_scale = r.global;
     fit.block_count = static_cast<int64_t>(r.stored.size());

@@ -7,6 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "engine/core/model_source.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/stats/format_fit.h"
+#include "engine/stats/layer_statistics.h"
 
 namespace ql {
 namespace {
@@ -57,30 +59,12 @@ std::vector<std::string> layer_names(const Model& model) {
 
 }  // namespace
 
-LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, const CancellationToken& cancel) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (req.top_k < 0) throw UserError("stats: top_k must not be negative");
-    if (req.bins < 1) throw UserError("stats: bins must be at least 1");
-    if (req.samples < 0) throw UserError("stats: samples must not be negative");
-    LayerStatsReport report;
-    report.formats = req.formats.empty() ? default_stats_formats() : req.formats;
-    for (const std::string& f : report.formats) format_info(f);  // UserError naming an unknown one
-
-    sink.progress(0, 1, "load");
-    OpenedModel opened = open_model(req.model);
-    report.model_path = opened.path;
-    if (opened.quantization && !req.recipe.empty())
-        throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");
-    std::unique_ptr<QuantizedModel> own;
-    QuantizedModel* q = opened.quantization.get();
-    if (!q) {
-        Recipe recipe = req.recipe.empty() ? Recipe{} : load_recipe(req.recipe);
-        if (req.recipe.empty()) recipe.source = "no recipe";
-        own = std::make_unique<QuantizedModel>(*opened.model, recipe);
-        q = own.get();
-    }
-    const std::vector<std::string> all = layer_names(*opened.model);
-    std::vector<std::string> chosen = req.layers.empty() ? all : req.layers;
+std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized, const Dataset* calibration,
+                                                     const LayerStatsOptions& options, JobSink& sink,
+                                                     const CancellationToken& cancel) {
+    QuantizedModel* q = &quantized;
+    const std::vector<std::string> all = layer_names(q->model());
+    const std::vector<std::string> chosen = options.layers.empty() ? all : options.layers;
     for (const std::string& name : chosen)
         if (!q->find(name)) {
             std::string some;
@@ -88,30 +72,27 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
             throw UserError("stats: the model has no Linear / Conv2d layer '" + name + "' (layers: " + some +
                             (all.size() > 6 ? ", ..." : "") + ")");
         }
-    sink.progress(1, 1, "load");
+    for (const std::string& f : options.formats) format_info(f);
+    if (options.top_k < 0) throw UserError("stats: top_k must not be negative");
+    if (options.bins < 1) throw UserError("stats: bins must be at least 1");
 
     // Activations: FP inputs of every chosen layer.
     std::map<std::string, at::Tensor> samples, channel_amax;
-    const bool with_activations = !req.calibration.empty();
+    const bool with_activations = calibration != nullptr;
     if (with_activations) {
-        DataOptions o;
-        o.split = DataSplit::Train;
-        o.samples = req.samples > 0 ? req.samples : 32;
-        o.seed = req.seed;
-        o.sequence_length = req.sequence_length;
-        const Dataset data = load_dataset(req.calibration, o, opened.data);
-        if (data.size() == 0) throw UserError("stats: calibration data '" + req.calibration + "' holds no examples");
+        const Dataset& data = *calibration;
+        if (data.size() == 0) throw UserError("stats: calibration data '" + data.name + "' holds no examples");
         cancel.throw_if_cancelled();
         InputStatisticsOptions so;
         so.channel_amax = true;
-        so.sample_rows = req.sample_rows;
+        so.sample_rows = options.sample_rows;
         // FP inputs, as PTQ's error report measures them; a checkpoint's switches are restored after.
         std::vector<std::pair<bool, bool>> switches;
         for (const auto& l : q->layers()) switches.emplace_back(l->weight_enabled(), l->input_enabled());
         q->set_enabled(false);
         {
             CalibrationObservers pass(*q, std::set<std::string>(chosen.begin(), chosen.end()), so, data, false);
-            run_calibration_forward(*opened.model, data, 16, "calibrate", sink, cancel);
+            run_calibration_forward(q->model(), data, options.batch_size, "calibrate", sink, cancel);
             for (const std::string& name : chosen) {
                 samples[name] = pass.at(name).samples();
                 channel_amax[name] = pass.at(name).channel_amax();
@@ -124,6 +105,7 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
     }
 
     c10::InferenceMode inference;
+    std::vector<LayerStatistics> out;
     const int64_t total = static_cast<int64_t>(chosen.size());
     int64_t done = 0;
     for (const std::string& name : chosen) {
@@ -137,7 +119,7 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
         const std::vector<int64_t> mshape = weight_matrix_shape(layer);
         const at::Tensor w = layer.weight.detach().reshape(mshape).to(at::kFloat).contiguous();
         const int64_t rows = mshape[0], cols = mshape[1];
-        ls.weight = tensor_statistics(w.data_ptr<float>(), rows, cols, req.top_k, req.bins);
+        ls.weight = tensor_statistics(w.data_ptr<float>(), rows, cols, options.top_k, options.bins);
         sink.layer_metric(name, "weight_amax", ls.weight.amax);
         sink.layer_metric(name, "weight_kurtosis", ls.weight.kurtosis);
         sink.progress(done + 1, total, "weights");
@@ -149,8 +131,8 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
                 xrows = feature_rows(layer, x.to(at::kFloat));
                 ls.has_activation = true;
                 ls.activation_rows = xrows.size(0);
-                ls.activation = tensor_statistics(xrows.data_ptr<float>(), xrows.size(0), xrows.size(1), req.top_k,
-                                                  req.bins, /*channels_in_columns=*/true);
+                ls.activation = tensor_statistics(xrows.data_ptr<float>(), xrows.size(0), xrows.size(1), options.top_k,
+                                                  options.bins, /*channels_in_columns=*/true);
                 // The per-feature amax of the whole pass, not only of the sampled rows.
                 const at::Tensor ca = channel_amax.at(name);
                 if (ca.defined()) {
@@ -189,7 +171,7 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
             }
             candidates.push_back(c);
         }
-        for (const std::string& f : report.formats) {
+        for (const std::string& f : options.formats) {
             if (f == ls.chosen_format) continue;
             Candidate c;
             c.format = f;
@@ -213,7 +195,7 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
             std::string error = c.error;
             if (error.empty()) {
                 try {
-                    fit = fit_weight(w.data_ptr<float>(), rows, cols, c.weight, req.bins, qw);
+                    fit = fit_weight(w.data_ptr<float>(), rows, cols, c.weight, options.bins, qw);
                 } catch (const UserError& e) {
                     error = e.what();
                 }
@@ -225,7 +207,24 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
                 fit.clipped_fraction = fit.weight_mse = fit.weight_sqnr_db = kNaN;
                 fit.output_sqnr_db = fit.wa_output_sqnr_db = fit.input_clipped_fraction = kNaN;
             } else {
-                if (&c == &candidates.front() && lq.weight_configured()) fit.settings = describe(lq.plan().weight, false);
+                const bool is_chosen = &c == &candidates.front() && lq.weight_configured();
+                if (is_chosen) fit.settings = describe(lq.plan().weight, false);
+                if (is_chosen && options.checkpoint) {
+                    // A checkpoint's weight as its forward uses it (GPTQ's pinned result, learned
+                    // LSQ steps): errors of the model as saved, scales and clipping of its weight.
+                    const at::Tensor pinned = lq.quantized_weight().detach().reshape(mshape).to(at::kFloat).contiguous();
+                    std::copy(pinned.data_ptr<float>(), pinned.data_ptr<float>() + rows * cols, qw.begin());
+                    double sig = 0, err = 0;
+                    const float* wp = w.data_ptr<float>();
+                    for (int64_t i = 0; i < rows * cols; ++i) {
+                        if (!std::isfinite(wp[i])) continue;
+                        const double d = static_cast<double>(wp[i]) - qw[static_cast<size_t>(i)];
+                        sig += static_cast<double>(wp[i]) * wp[i];
+                        err += d * d;
+                    }
+                    fit.weight_mse = (rows * cols) > 0 ? err / static_cast<double>(rows * cols) : 0.0;
+                    fit.weight_sqnr_db = sqnr_db(sig, err);
+                }
                 if (y.defined()) {
                     const at::Tensor qt = at::from_blob(qw.data(), layer.weight.sizes(), at::kFloat);
                     fit.output_sqnr_db = sqnr_db(signal, sum_squares(y - layer_output(layer, x, qt)));
@@ -249,7 +248,53 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
             sink.layer_metric(name, "output_sqnr_db", ls.fits.front().output_sqnr_db);
         }
         sink.progress(++done, total, "formats");
-        report.layers.push_back(std::move(ls));
+        out.push_back(std::move(ls));
+    }
+    return out;
+}
+
+
+LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (req.top_k < 0) throw UserError("stats: top_k must not be negative");
+    if (req.bins < 1) throw UserError("stats: bins must be at least 1");
+    if (req.samples < 0) throw UserError("stats: samples must not be negative");
+    LayerStatsReport report;
+    report.formats = req.formats.empty() ? default_stats_formats() : req.formats;
+    for (const std::string& f : report.formats) format_info(f);  // UserError naming an unknown one
+
+    sink.progress(0, 1, "load");
+    OpenedModel opened = open_model(req.model);
+    report.model_path = opened.path;
+    if (opened.quantization && !req.recipe.empty())
+        throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");
+    std::unique_ptr<QuantizedModel> own;
+    QuantizedModel* q = opened.quantization.get();
+    if (!q) {
+        Recipe recipe = req.recipe.empty() ? Recipe{} : load_recipe(req.recipe);
+        if (req.recipe.empty()) recipe.source = "no recipe";
+        own = std::make_unique<QuantizedModel>(*opened.model, recipe);
+        q = own.get();
+    }
+    sink.progress(1, 1, "load");
+
+    LayerStatsOptions options;
+    options.formats = report.formats;
+    options.layers = req.layers;
+    options.top_k = req.top_k;
+    options.bins = req.bins;
+    options.sample_rows = req.sample_rows;
+    options.checkpoint = opened.quantization != nullptr;
+    if (!req.calibration.empty()) {
+        DataOptions o;
+        o.split = DataSplit::Train;
+        o.samples = req.samples > 0 ? req.samples : 32;
+        o.seed = req.seed;
+        o.sequence_length = req.sequence_length;
+        const Dataset data = load_dataset(req.calibration, o, opened.data);
+        report.layers = measure_layer_statistics(*q, &data, options, sink, cancel);
+    } else {
+        report.layers = measure_layer_statistics(*q, nullptr, options, sink, cancel);
     }
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return report;

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <ATen/Functions.h>
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
@@ -11,6 +17,12 @@
 #include "engine/api/errors.h"
 #include "engine/api/format_catalog.h"
 #include "engine/api/layer_stats_api.h"
+#include "engine/api/ptq_api.h"
+#include "engine/models/builtin_models.h"
+#include "engine/ptq/ptq_pipeline.h"
+#include "engine/quant/recipe.h"
+#include "engine/stats/format_fit.h"
+#include "engine/stats/layer_statistics.h"
 
 namespace ql {
 namespace {
@@ -240,6 +252,35 @@ TEST(FormatFit, SqnrOrdersFormatsByPrecisionOnGaussianWeights) {
     EXPECT_TRUE(std::isnan(format_fit(w.data(), out, in, "int8", nullptr, 0).output_sqnr_db));
 }
 
+TEST(FormatFit, TheWeightItMeasuresEqualsTheFakeQuantizedWeight) {
+    // fit_weight decodes its encoding instead of fake-quantizing a second time (finite tensors).
+    // Equal values: integer codes decode a rounded -0 as +0, the only bit difference.
+    std::vector<float> w = gaussian(8 * 256, 5, 0.1f);
+    w[77] = 0.0f;
+    for (const FormatInfo& f : all_formats()) {
+        QuantOptions o = default_weight_options(f.name, 256);
+        const QuantSpec spec = resolve_spec(o, {8, 256});
+        std::vector<float> q, expected(w.size());
+        fit_weight(w.data(), 8, 256, spec, 16, q);
+        fake_quantize_buffer(w.data(), expected.data(), {8, 256}, spec);
+        EXPECT_EQ(q, expected) << f.name;
+        if (f.supports_asymmetric) {
+            o.asymmetric = true;
+            const QuantSpec asym = resolve_spec(o, {8, 256});
+            fit_weight(w.data(), 8, 256, asym, 16, q);
+            fake_quantize_buffer(w.data(), expected.data(), {8, 256}, asym);
+            EXPECT_EQ(q, expected) << f.name << " asym";
+        }
+    }
+    // With a NaN, fake quantization itself (decoding would give the NaN code's value).
+    w[5] = std::nanf("");
+    const QuantSpec mx = resolve_spec(default_weight_options("mxfp4", 256), {8, 256});
+    std::vector<float> q, expected(w.size());
+    fit_weight(w.data(), 8, 256, mx, 16, q);
+    fake_quantize_buffer(w.data(), expected.data(), {8, 256}, mx);
+    EXPECT_EQ(std::memcmp(q.data(), expected.data(), q.size() * 4), 0);
+}
+
 TEST(FormatFit, AFormatThatDoesNotFitReportsWhyAndAnUnknownOneThrows) {
     const std::vector<float> w(3 * 20, 1.0f);
     const FormatFit g = format_fit(w.data(), 3, 20, "gguf_q4_0", nullptr, 0);
@@ -339,6 +380,77 @@ TEST(RunLayerStats, AnUnknownLayerIsAUserErrorNamingIt) {
     req.layers.clear();
     req.formats = {"int8", "fp5"};
     EXPECT_THROW(run_layer_stats(req, sink, cancel), UserError);
+}
+
+TEST(RunLayerStats, AQuantizedCheckpointReportsItsFormatAndPtqsOwnErrors) {
+    const std::string dir = (std::filesystem::temp_directory_path() /
+                             ("quantlab-layer-stats-" + std::to_string(::getpid()))).string();
+    PtqRequest p;
+    p.model = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+    p.recipe = "NVFP4_DEFAULT";
+    p.calibration = "synthetic:random-tokens";
+    p.samples = 4;
+    p.sequence_length = 16;
+    p.out_dir = dir + "/q";
+    NullJobSink sink;
+    CancellationToken cancel;
+    const PtqSummary ptq = run_ptq(p, sink, cancel);
+    LayerStatsRequest req = tiny_request();
+    req.model = p.out_dir;
+    req.layers = {"model.layers.0.self_attn.q_proj"};
+    const LayerStatsReport r = run_layer_stats(req, sink, cancel);
+    LayerStatsRequest with_recipe = req;  // a checkpoint brings its own recipe
+    with_recipe.recipe = "FP8_DEFAULT";
+    EXPECT_THROW(run_layer_stats(with_recipe, sink, cancel), UserError);
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(r.layers.size(), 1u);
+    const LayerStatistics& l = r.layers[0];
+    EXPECT_EQ(l.chosen_format, "nvfp4");
+    const PtqLayerSummary& s = ptq.layers[0];
+    ASSERT_EQ(s.layer, l.layer);
+    // The calibrated input amax of the checkpoint, and PTQ's output SQNR (weights and inputs
+    // quantized, same FP input samples) reproduced by the chosen fit.
+    EXPECT_FLOAT_EQ(static_cast<float>(l.input_amax), static_cast<float>(s.input_amax));
+    EXPECT_EQ(l.input_clipped_fraction, 0.0);  // max calibration on these very inputs
+    EXPECT_NEAR(l.fits[0].wa_output_sqnr_db, s.output_sqnr_db, 1e-6);
+    EXPECT_NEAR(l.fits[0].weight_mse, s.weight_mse, 1e-12);
+}
+
+TEST(MeasureLayerStatistics, Conv2dLayersMatchPtqsOutputSqnrOnTheSameImages) {
+    auto model = create_model(cnn_config(), 3);
+    Dataset images;
+    images.kind = Dataset::Kind::Images;
+    images.name = "random images";
+    images.inputs = at::rand({24, 1, 28, 28}, at::TensorOptions().dtype(at::kFloat));
+    images.targets = at::zeros({24}, at::kLong);
+    NullJobSink sink;
+    CancellationToken cancel;
+    LayerStatsOptions o;
+    o.formats = {"int8", "mxfp8_e4m3"};
+    std::vector<LayerStatistics> stats;
+    {
+        QuantizedModel q(*model, load_recipe("NVFP4_DEFAULT"));
+        stats = measure_layer_statistics(q, &images, o, sink, cancel);
+    }
+    QuantizedModel q(*model, load_recipe("NVFP4_DEFAULT"));
+    const PtqResult ptq = run_ptq_pipeline(q, images, PtqOptions{}, sink, cancel);
+    ASSERT_EQ(stats.size(), 3u);  // conv1, conv2, fc
+    ASSERT_EQ(ptq.layers.size(), 3u);
+    EXPECT_EQ(stats[0].kind, "conv2d");
+    EXPECT_EQ(stats[0].weight_shape.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) {
+        const LayerStatistics& l = stats[i];
+        EXPECT_EQ(l.layer, ptq.layers[i].layer);
+        EXPECT_TRUE(l.has_activation) << l.layer;
+        EXPECT_EQ(l.chosen_format, "nvfp4");
+        ASSERT_EQ(l.fits.size(), 3u);
+        // Every image is sampled, so the samples' own amax is the calibrated one: the chosen fit
+        // with inputs quantized is PTQ's output SQNR.
+        EXPECT_NEAR(l.fits[0].wa_output_sqnr_db, ptq.layers[i].output_sqnr_db, 1e-9) << l.layer;
+        EXPECT_GT(l.fits[1].output_sqnr_db, l.fits[0].output_sqnr_db) << l.layer;  // int8 weights beat nvfp4
+        // Activation channels: the conv's input channels, the fc's input features.
+        EXPECT_EQ(static_cast<int64_t>(l.activation.channel_absmax.size()), l.weight_shape[1]) << l.layer;
+    }
 }
 
 TEST(RunLayerStats, ACancelledJobStops) {

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The model-level part of run_layer_stats (engine/api/layer_stats_api.h): statistics of the
+// layers of a model with quantizers installed, given the calibration data, for callers that
+// already hold the model (tests, PTQ / QAT code that wants the same numbers of its model).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/api/layer_stats_api.h"
+#include "engine/data/dataset.h"
+#include "engine/quant/quantized_model.h"
+
+namespace ql {
+
+struct LayerStatsOptions {
+    std::vector<std::string> formats;  // the formats to fit besides the chosen one (catalog names)
+    std::vector<std::string> layers;   // empty = every Linear / Conv2d layer
+    int top_k = 16;
+    int bins = 128;
+    int64_t sample_rows = 2048;        // input rows kept per layer
+    int64_t batch_size = 16;           // calibration examples per forward
+    // The quantizers are a checkpoint's: the chosen fit measures the weight its forward uses
+    // (GPTQ's pinned result, learned steps) rather than rounding the stored weight.
+    bool checkpoint = false;
+};
+
+// calibration may be null (weights only). The model's quantizer switches are restored after the
+// calibration pass (which runs with every quantizer off). UserError for an unknown layer or format.
+std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized, const Dataset* calibration,
+                                                     const LayerStatsOptions& options, JobSink& sink,
+                                                     const CancellationToken& cancel);
+
+}  // namespace ql
