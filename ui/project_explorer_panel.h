@@ -11,6 +11,7 @@
 #include "ui/project_watcher.h"
 
 class QLabel;
+class QPushButton;
 class QTreeWidget;
 
 namespace ql {
@@ -40,7 +41,7 @@ private:
 
     QLabel* m_title = nullptr;
     QTreeWidget* m_tree = nullptr;
-    class QPushButton* m_export = nullptr;
+    QPushButton* m_export = nullptr;
     QVector<RunRow> m_runs;
     bool m_updating = false;
 };
