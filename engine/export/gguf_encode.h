@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// float32 rows -> the bytes of one GGUF tensor (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, MXFP4), with
+// QuantLab's kernels (kernels/gguf_blocks.h: byte-exact with ggml's quantize_row_*_ref; threaded
+// over the OpenMP pool). Plain C++, no LibTorch.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/io/gguf_file.h"
+
+namespace ql {
+
+// x: rows * cols float32, row-major (a GGUF tensor with ne = {cols, rows, ...}); cols a multiple
+// of the type's block. out: ggml_tensor_bytes(type, {cols, rows}) bytes. F16 rounds to nearest
+// even (as ggml's and numpy's conversions do).
+void encode_gguf_tensor(const float* x, int64_t rows, int64_t cols, GgmlType type, uint8_t* out);
+
+}  // namespace ql

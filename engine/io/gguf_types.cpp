@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GGUF value and tensor types (gguf_file.h): names, sizes, GgufValue constructors and accessors.
+#include <cctype>
+#include <cstring>
+
+#include "engine/api/errors.h"
+#include "engine/io/gguf_file.h"
+
+namespace ql {
+
+const char* gguf_value_type_name(GgufValueType t) {
+    switch (t) {
+        case GgufValueType::UINT8: return "UINT8";
+        case GgufValueType::INT8: return "INT8";
+        case GgufValueType::UINT16: return "UINT16";
+        case GgufValueType::INT16: return "INT16";
+        case GgufValueType::UINT32: return "UINT32";
+        case GgufValueType::INT32: return "INT32";
+        case GgufValueType::FLOAT32: return "FLOAT32";
+        case GgufValueType::BOOL: return "BOOL";
+        case GgufValueType::STRING: return "STRING";
+        case GgufValueType::ARRAY: return "ARRAY";
+        case GgufValueType::UINT64: return "UINT64";
+        case GgufValueType::INT64: return "INT64";
+        case GgufValueType::FLOAT64: return "FLOAT64";
+    }
+    return "?";
+}
+
+const char* ggml_type_name(GgmlType t) {
+    switch (t) {
+        case GgmlType::F32: return "F32";
+        case GgmlType::F16: return "F16";
+        case GgmlType::Q4_0: return "Q4_0";
+        case GgmlType::Q4_1: return "Q4_1";
+        case GgmlType::Q5_0: return "Q5_0";
+        case GgmlType::Q8_0: return "Q8_0";
+        case GgmlType::MXFP4: return "MXFP4";
+    }
+    return "?";
+}
+
+std::optional<GgmlType> ggml_type_from_id(uint32_t id) {
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
+                       GgmlType::MXFP4})
+        if (static_cast<uint32_t>(t) == id) return t;
+    return std::nullopt;
+}
+
+std::optional<GgmlType> ggml_type_from_name(const std::string& name) {
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
+                       GgmlType::MXFP4}) {
+        std::string lower = ggml_type_name(t);
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower == name) return t;
+    }
+    return std::nullopt;
+}
+
+int64_t ggml_block_size(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 ? 1 : 32; }
+
+int64_t ggml_type_size(GgmlType t) {
+    switch (t) {
+        case GgmlType::F32: return 4;
+        case GgmlType::F16: return 2;
+        case GgmlType::Q4_0: return 18;
+        case GgmlType::Q4_1: return 20;
+        case GgmlType::Q5_0: return 22;
+        case GgmlType::Q8_0: return 34;
+        case GgmlType::MXFP4: return 17;
+    }
+    return 0;
+}
+
+std::optional<uint64_t> ggml_tensor_bytes(GgmlType t, const std::vector<int64_t>& ne) {
+    if (ne.empty()) return std::nullopt;
+    uint64_t n = 1;
+    for (int64_t d : ne) {
+        if (d < 0) return std::nullopt;
+        if (d != 0 && n > UINT64_MAX / static_cast<uint64_t>(d)) return std::nullopt;
+        n *= static_cast<uint64_t>(d);
+    }
+    if (ne[0] % ggml_block_size(t) != 0) return std::nullopt;
+    const uint64_t blocks = n / static_cast<uint64_t>(ggml_block_size(t));
+    const uint64_t ts = static_cast<uint64_t>(ggml_type_size(t));
+    if (blocks > UINT64_MAX / ts) return std::nullopt;
+    return blocks * ts;
+}
+
+int64_t GgufTensorInfo::numel() const {
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    return n;
+}
+
+namespace {
+
+GgufValue scalar(GgufValueType t) {
+    GgufValue v;
+    v.type = t;
+    return v;
+}
+
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+    std::vector<uint8_t> b(v.size() * sizeof(T));
+    if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+bool is_unsigned(GgufValueType t) {
+    return t == GgufValueType::UINT8 || t == GgufValueType::UINT16 || t == GgufValueType::UINT32 ||
+           t == GgufValueType::UINT64 || t == GgufValueType::BOOL;
+}
+bool is_signed(GgufValueType t) {
+    return t == GgufValueType::INT8 || t == GgufValueType::INT16 || t == GgufValueType::INT32 ||
+           t == GgufValueType::INT64;
+}
+
+[[noreturn]] void wrong_type(const std::string& key, const GgufValue& v, const char* expected) {
+    std::string got = gguf_value_type_name(v.type);
+    if (v.type == GgufValueType::ARRAY) got += std::string(" of ") + gguf_value_type_name(v.array_type);
+    throw UserError("GGUF metadata '" + key + "': expected " + expected + ", found " + got);
+}
+
+}  // namespace
+
+GgufValue GgufValue::u8(uint8_t x) { auto v = scalar(GgufValueType::UINT8); v.u = x; return v; }
+GgufValue GgufValue::u16(uint16_t x) { auto v = scalar(GgufValueType::UINT16); v.u = x; return v; }
+GgufValue GgufValue::u32(uint32_t x) { auto v = scalar(GgufValueType::UINT32); v.u = x; return v; }
+GgufValue GgufValue::u64(uint64_t x) { auto v = scalar(GgufValueType::UINT64); v.u = x; return v; }
+GgufValue GgufValue::i8(int8_t x) { auto v = scalar(GgufValueType::INT8); v.i = x; return v; }
+GgufValue GgufValue::i16(int16_t x) { auto v = scalar(GgufValueType::INT16); v.i = x; return v; }
+GgufValue GgufValue::i32(int32_t x) { auto v = scalar(GgufValueType::INT32); v.i = x; return v; }
+GgufValue GgufValue::i64(int64_t x) { auto v = scalar(GgufValueType::INT64); v.i = x; return v; }
+GgufValue GgufValue::f32(float x) { auto v = scalar(GgufValueType::FLOAT32); v.f = x; return v; }
+GgufValue GgufValue::f64(double x) { auto v = scalar(GgufValueType::FLOAT64); v.f = x; return v; }
+GgufValue GgufValue::boolean(bool x) { auto v = scalar(GgufValueType::BOOL); v.u = x ? 1 : 0; return v; }
+GgufValue GgufValue::string(std::string x) { auto v = scalar(GgufValueType::STRING); v.s = std::move(x); return v; }
+
+GgufValue GgufValue::string_array(std::vector<std::string> x) {
+    auto v = scalar(GgufValueType::ARRAY);
+    v.array_type = GgufValueType::STRING;
+    v.count = x.size();
+    v.strings = std::move(x);
+    return v;
+}
+
+GgufValue GgufValue::raw_array(GgufValueType element, uint64_t count, std::vector<uint8_t> bytes) {
+    auto v = scalar(GgufValueType::ARRAY);
+    v.array_type = element;
+    v.count = count;
+    v.raw = std::move(bytes);
+    return v;
+}
+
+GgufValue GgufValue::i32_array(const std::vector<int32_t>& x) { return raw_array(GgufValueType::INT32, x.size(), bytes_of(x)); }
+GgufValue GgufValue::f32_array(const std::vector<float>& x) { return raw_array(GgufValueType::FLOAT32, x.size(), bytes_of(x)); }
+
+GgufValue GgufValue::array_of_arrays(std::vector<GgufValue> x) {
+    auto v = scalar(GgufValueType::ARRAY);
+    v.array_type = GgufValueType::ARRAY;
+    v.count = x.size();
+    v.items = std::move(x);
+    return v;
+}
+
+uint64_t GgufValue::as_uint(const std::string& key) const {
+    if (is_unsigned(type)) return u;
+    if (is_signed(type) && i >= 0) return static_cast<uint64_t>(i);
+    wrong_type(key, *this, "an unsigned integer");
+}
+
+int64_t GgufValue::as_int(const std::string& key) const {
+    if (is_signed(type)) return i;
+    if (is_unsigned(type) && u <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(u);
+    wrong_type(key, *this, "an integer");
+}
+
+double GgufValue::as_float(const std::string& key) const {
+    if (type == GgufValueType::FLOAT32 || type == GgufValueType::FLOAT64) return f;
+    wrong_type(key, *this, "a float");
+}
+
+const std::string& GgufValue::as_string(const std::string& key) const {
+    if (type == GgufValueType::STRING) return s;
+    wrong_type(key, *this, "a string");
+}
+
+const std::vector<std::string>& GgufValue::as_strings(const std::string& key) const {
+    if (type == GgufValueType::ARRAY && array_type == GgufValueType::STRING) return strings;
+    wrong_type(key, *this, "an array of strings");
+}
+
+std::vector<int32_t> GgufValue::as_i32s(const std::string& key) const {
+    if (type != GgufValueType::ARRAY || array_type != GgufValueType::INT32) wrong_type(key, *this, "an array of INT32");
+    std::vector<int32_t> out(count);
+    if (count) std::memcpy(out.data(), raw.data(), count * 4);
+    return out;
+}
+
+std::vector<float> GgufValue::as_f32s(const std::string& key) const {
+    if (type != GgufValueType::ARRAY || array_type != GgufValueType::FLOAT32) wrong_type(key, *this, "an array of FLOAT32");
+    std::vector<float> out(count);
+    if (count) std::memcpy(out.data(), raw.data(), count * 4);
+    return out;
+}
+
+bool GgufValue::operator==(const GgufValue& o) const {
+    if (type != o.type) return false;
+    switch (type) {
+        case GgufValueType::STRING: return s == o.s;
+        case GgufValueType::FLOAT32:
+        case GgufValueType::FLOAT64: return std::memcmp(&f, &o.f, sizeof f) == 0;
+        case GgufValueType::ARRAY:
+            return array_type == o.array_type && count == o.count && strings == o.strings && items == o.items &&
+                   raw == o.raw;
+        default: return u == o.u && i == o.i;
+    }
+}
+
+}  // namespace ql
