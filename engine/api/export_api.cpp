@@ -9,6 +9,7 @@
 #include "engine/core/model_source.h"
 #include "engine/export/export_report.h"
 #include "engine/export/fakequant_export.h"
+#include "engine/export/gguf_export.h"
 #include "engine/export/hf_modelopt_export.h"
 
 namespace ql {
@@ -25,8 +26,20 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     if (!req.force && std::filesystem::exists(req.out, ec))
         throw UserError("export: " + req.out + " already exists (pass --force to replace it)");
     if (req.as == "gguf") {
-        // The GGUF writer (engine/export/gguf_*) is wired in here.
-        throw UserError("GGUF export: not available in this build");
+        // GGUF takes FP HF folders too (llama.cpp quantizes them itself), so no quantized-model
+        // requirement here: engine/export/gguf_export.h decides per tensor.
+        GgufExportOptions options;
+        if (!req.gguf_type.empty()) options.type = req.gguf_type;
+        options.force = req.force;
+        const GgufExportResult g = export_gguf(req.model, req.out, options, sink, cancel);
+        ExportReport rep;
+        rep.as = req.as;
+        rep.out = g.path;
+        rep.bytes = static_cast<int64_t>(g.bytes);
+        rep.files = {g.path};
+        rep.warnings = g.warnings;
+        rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return rep;
     }
     sink.progress(0, 0, "load");
     OpenedModel m = open_model(req.model);

@@ -155,7 +155,7 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
 
     for (const auto& w : result.warnings) sink.log(LogLevel::Warning, "GGUF export: " + w);
     result.bytes = write_gguf_tensors(out_file, metadata, plans, options.force, sink, cancel, "export");
-    sink.artifact("model", out_file);
+    sink.artifact("gguf", out_file);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
 }
