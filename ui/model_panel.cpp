@@ -190,13 +190,18 @@ void ModelPanel::showContextMenu(const QPoint& pos) {
     if (layer.isEmpty()) return;
     QMenu menu(this);
     QMenu* formats = menu.addMenu(tr("Set Weight Format"));
+    // Recipes quantize Linear and Conv2d layers (docs/RECIPES.md); embeddings are listed for their
+    // size but have no quantizers to configure.
+    const bool configurable = item->text(Type) != QLatin1String("embedding");
+    formats->setEnabled(configurable);
     for (const FormatInfo& f : all_formats()) {
         if (f.family == "passthrough" || f.family == "gguf") continue;
         const QString name = QString::fromStdString(f.name);
         formats->addAction(QStringLiteral("%1 (%2 bits)").arg(QString::fromStdString(f.title)).arg(f.bits_per_element, 0, 'g', 4),
                            this, [this, layer, name] { emit layerFormatRequested(layer, name); });
     }
-    menu.addAction(tr("Keep in High Precision"), this, [this, layer] { emit layerFormatRequested(layer, QStringLiteral("off")); });
+    menu.addAction(tr("Keep in High Precision"), this, [this, layer] { emit layerFormatRequested(layer, QStringLiteral("off")); })
+        ->setEnabled(configurable);
     QAction* follow = menu.addAction(tr("Follow the Recipe"), this, [this, layer] { emit layerFormatRequested(layer, QString()); });
     follow->setEnabled(m_overrides.contains(layer));
     menu.addSeparator();

@@ -10,6 +10,8 @@
 #include <QStatusBar>
 #include <QTest>
 
+#include <QRegularExpression>
+
 #include <gtest/gtest.h>
 
 #include "engine/api/engine_runtime.h"
@@ -23,19 +25,24 @@ namespace {
 
 bool paletteIsDark() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
 
-TEST(MainWindow, OpensOnTheFormatExplorerWithRuntimeFactsInTheStatusBar) {
-    auto window = test::makeMainWindow();
-    EXPECT_EQ(window->currentViewId(), "format-explorer");
-    EXPECT_EQ(window->viewIds(), QStringList{"format-explorer"});
+const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer"};
+
+TEST(MainWindow, OpensOnTheWorkbenchWithRuntimeFactsInTheStatusBar) {
+    auto window = test::makeMainWindow(QString());
+    EXPECT_EQ(window->currentViewId(), "workbench");
+    EXPECT_EQ(window->viewIds(), kViews);
     auto* nav = window->findChild<QListWidget*>("navigation");
     ASSERT_NE(nav, nullptr);
-    EXPECT_EQ(nav->item(0)->text(), "Format Explorer");
+    EXPECT_EQ(nav->item(0)->text(), "Workbench");
+    EXPECT_EQ(nav->item(4)->text(), "Format Explorer");
     const RuntimeInfo runtime = initialise_engine_runtime();
     const QString status = window->statusSummary();
     EXPECT_TRUE(status.contains(QStringLiteral("CPU threads: %1").arg(runtime.threads))) << status.toStdString();
     EXPECT_TRUE(status.contains("BLAS: "));
     EXPECT_TRUE(status.contains(QString::fromStdString(runtime.quantlab_version)));
-    EXPECT_TRUE(window->windowTitle().contains("Format Explorer"));
+    EXPECT_TRUE(status.contains(QStringLiteral("Device: CPU")));
+    EXPECT_TRUE(QRegularExpression(QStringLiteral("Memory: [1-9][0-9]* MB")).match(status).hasMatch()) << status.toStdString();
+    EXPECT_TRUE(window->windowTitle().contains("Workbench"));
 }
 
 TEST(MainWindow, ShellHostsMoreViewsWithTheirOwnMenusAndShortcuts) {
@@ -43,16 +50,18 @@ TEST(MainWindow, ShellHostsMoreViewsWithTheirOwnMenusAndShortcuts) {
     auto* second = new QLabel("later view");
     auto* action = new QAction("Second View Action", second);
     window->addView("second", "Second", second, "&Second", {action});
-    EXPECT_EQ(window->viewIds(), (QStringList{"format-explorer", "second"}));
+    EXPECT_EQ(window->viewIds(), kViews + QStringList{"second"});
     EXPECT_FALSE(action->isEnabled());  // only the shown view's actions are live
-    QTest::keyClick(window.get(), Qt::Key_2, Qt::ControlModifier);
+    QTest::keyClick(window.get(), Qt::Key_6, Qt::ControlModifier);
     EXPECT_EQ(window->currentViewId(), "second");
     EXPECT_TRUE(action->isEnabled());
     const QList<QAction*> explorerActions = window->formatExplorer()->viewActions();
     for (QAction* a : explorerActions)
         if (a) EXPECT_FALSE(a->isEnabled());
-    QTest::keyClick(window.get(), Qt::Key_1, Qt::ControlModifier);
+    QTest::keyClick(window.get(), Qt::Key_5, Qt::ControlModifier);
     EXPECT_EQ(window->currentViewId(), "format-explorer");
+    QTest::keyClick(window.get(), Qt::Key_1, Qt::ControlModifier);
+    EXPECT_EQ(window->currentViewId(), "workbench");
 }
 
 TEST(MainWindow, ThemeSwitchRecoloursEverythingAndIsRemembered) {
@@ -89,17 +98,18 @@ TEST(MainWindow, RemembersTheFormatAndScaleModeAcrossSessions) {
     EXPECT_EQ(again.formatExplorer()->scaleMode(), FormatExplorerView::ScaleMode::SymLog);
 }
 
-TEST(MainWindow, AProjectPathIsAcknowledgedNotFatal) {
+TEST(MainWindow, AMissingProjectIsAMessageNotFatal) {
     auto window = test::makeMainWindow();
-    window->openProject("/tmp/some.qlab");
-    EXPECT_TRUE(window->statusBar()->currentMessage().contains("some.qlab"));
+    EXPECT_FALSE(window->openProject("/tmp/quantlab-no-such-project.qlab"));
+    EXPECT_TRUE(window->statusBar()->currentMessage().contains("quantlab-no-such-project.qlab"))
+        << window->statusBar()->currentMessage().toStdString();
 }
 
 TEST(MainWindow, MenusCarryTheExplorerActionsWithShortcuts) {
     auto window = test::makeMainWindow();
     QStringList menus;
     for (QAction* a : window->menuBar()->actions()) menus << a->text();
-    EXPECT_EQ(menus, (QStringList{"&File", "&View", "&Explorer", "&Help"}));
+    EXPECT_EQ(menus, (QStringList{"&File", "&View", "&Run", "&Explorer", "&Help"}));
     int withShortcut = 0;
     for (QAction* a : window->formatExplorer()->viewActions())
         if (a && !a->shortcut().isEmpty()) ++withShortcut;

@@ -18,9 +18,12 @@ TEST(ScreenshotRunner, WritesEachShotAsAPng) {
     auto window = test::makeMainWindow();
     const QString dir = test::scratchDir() + "/shots";
     ScreenshotRunner runner(window.get(), dir);
-    std::vector<ScreenshotRunner::Shot> shots = ScreenshotRunner::defaultShots();
-    ASSERT_GE(shots.size(), 4u);
-    shots.resize(2);  // enough to prove the mechanism; the script renders them all
+    // The Format Explorer's shots need no project; two prove the mechanism (the workbench shots
+    // wait for a project's model and curves: scripts/screenshots renders them all).
+    std::vector<ScreenshotRunner::Shot> shots;
+    for (const ScreenshotRunner::Shot& s : ScreenshotRunner::defaultShots())
+        if (s.file.startsWith(QStringLiteral("format-explorer")) && shots.size() < 2) shots.push_back(s);
+    ASSERT_EQ(shots.size(), 2u);
     runner.setShots(shots);
     QSignalSpy done(&runner, &ScreenshotRunner::finished);
     runner.start();

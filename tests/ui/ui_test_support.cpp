@@ -51,9 +51,11 @@ private:
 
 QString scratchDir() { return g_scratch ? g_scratch->path() : QString(); }
 
-std::unique_ptr<MainWindow> makeMainWindow() {
+std::unique_ptr<MainWindow> makeMainWindow(const QString& view) {
     QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("light"));
+    QSettings().remove(QStringLiteral("window/view"));
     auto window = std::make_unique<MainWindow>(initialise_engine_runtime());
+    if (!view.isEmpty()) window->showView(view);
     window->resize(1500, 950);
     window->show();
     EXPECT_TRUE(QTest::qWaitForWindowExposed(window.get()));

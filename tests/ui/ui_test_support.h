@@ -15,8 +15,9 @@ namespace ql::test {
 // The temporary folder holding this process's settings and any files a test writes.
 QString scratchDir();
 
-// A shown, exposed main window with the light theme and default settings.
-std::unique_ptr<MainWindow> makeMainWindow();
+// A shown, exposed main window with the light theme and default settings, on view `view`
+// (default: the Format Explorer, which most view tests drive; "" = the window's own choice).
+std::unique_ptr<MainWindow> makeMainWindow(const QString& view = QStringLiteral("format-explorer"));
 
 // Lets queued work (replots, layouts) run.
 void settle(int ms = 20);

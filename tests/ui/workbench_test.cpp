@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
@@ -15,6 +16,8 @@
 #include <QTreeWidget>
 
 #include <gtest/gtest.h>
+
+#include <qcustomplot.h>
 
 #include "demo_fixture.h"
 #include "plots/bar_chart.h"
@@ -103,15 +106,23 @@ TEST_F(WorkbenchTest, LayerFilterAndPerLayerFormatOverride) {
     EXPECT_GT(mlp, 0);
     EXPECT_LT(mlp, all);
     w->modelPanel()->setFilter(QString());
-    const QString layer = QString::fromStdString(w->modelPanel()->summary().layers.front().name);
+    QString layer;
+    for (const LayerSummary& l : w->modelPanel()->summary().layers)
+        if (l.kind == "linear" && layer.isEmpty()) layer = QString::fromStdString(l.name);
     emit w->modelPanel()->layerFormatRequested(layer, QStringLiteral("fp8_e4m3"));
     EXPECT_TRUE(w->recipeEditor()->recipeJson().contains(layer + QStringLiteral(".weight_quantizer")));
     // The plan runs in the background and the tree shows the override with its bits.
-    ASSERT_TRUE(waitFor([&] {
+    QString shown;
+    const bool updated = waitFor([&] {
         for (QTreeWidgetItemIterator it(w->modelPanel()->tree()); *it; ++it)
-            if ((*it)->data(0, Qt::UserRole).toString() == layer) return (*it)->text(4).contains(QStringLiteral("fp8_e4m3"));
+            if ((*it)->data(0, Qt::UserRole).toString() == layer) {
+                shown = (*it)->text(4) + QStringLiteral(" | ") + (*it)->text(5);
+                return (*it)->text(4).contains(QStringLiteral("fp8_e4m3"));
+            }
         return false;
-    }, 30000));
+    }, 30000);
+    ASSERT_TRUE(updated) << layer.toStdString() << ": " << shown.toStdString() << " / "
+                         << w->recipeEditor()->findChild<QLabel*>(QStringLiteral("recipeValidation"))->text().toStdString();
 }
 
 TEST_F(WorkbenchTest, QuickStartQadRunsLiveAndCancels) {
@@ -154,8 +165,10 @@ TEST_F(WorkbenchTest, PauseThenResumeContinuesTheSameRunToTheEnd) {
     const projects::RunRecord r = runRecord(project, run);
     EXPECT_EQ(r.status, projects::RunStatus::Completed) << r.message;
     const auto loss = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly).load_series(run, "train/loss");
-    ASSERT_FALSE(loss.empty());
-    EXPECT_EQ(loss.steps.back(), 60);
+    // Steps 0 … 59, each once: the resumed part continued the series, it did not restart it.
+    ASSERT_EQ(loss.size(), 60u);
+    EXPECT_EQ(loss.steps.front(), 0);
+    EXPECT_EQ(loss.steps.back(), 59);
 }
 
 TEST_F(WorkbenchTest, ComparesTwoPtqRunsAndHighlightsTheBest) {
