@@ -116,6 +116,13 @@ QL_AVX2_TARGET inline void encode_tile(const float* x, uint8_t* out) {
         if (portable & (1 << b)) gguf_codec::q4_0_encode(x + b * kB, out + b * kQ4_0Bytes);
 }
 
+// Whole tiles with plain stores, then the last blocks one by one.
+QL_AVX2_TARGET inline void encode_plain(const float* x, uint8_t* out, int64_t nblocks) {
+    int64_t b = 0;
+    for (; b + kTile <= nblocks; b += kTile) encode_tile(x + b * gguf_codec::kB, out + b * kQ4_0Bytes);
+    for (; b < nblocks; ++b) gguf_codec::q4_0_encode(x + b * gguf_codec::kB, out + b * kQ4_0Bytes);
+}
+
 }  // namespace
 
 bool q4_0_avx2_available() {
@@ -124,9 +131,25 @@ bool q4_0_avx2_available() {
 }
 
 QL_AVX2_TARGET void quantize_q4_0_avx2(const float* x, uint8_t* out, int64_t nblocks) {
-    int64_t b = 0;
-    for (; b + kTile <= nblocks; b += kTile) encode_tile(x + b * gguf_codec::kB, out + b * kQ4_0Bytes);
-    for (; b < nblocks; ++b) gguf_codec::q4_0_encode(x + b * gguf_codec::kB, out + b * kQ4_0Bytes);
+    // 32 blocks are 576 bytes, nine cache lines. From the first block whose bytes start on a
+    // 64-byte boundary (one of the first 32 when out is even), groups of 32 blocks are encoded
+    // into L1 and streamed out with non-temporal stores, which skip reading the output's cache
+    // lines before writing them (PERF.md lesson 4; 5-20 % faster with two threads here).
+    constexpr int64_t kGroup = 32, kGroupBytes = kGroup * kQ4_0Bytes;
+    int64_t head = 0;
+    while (head < kGroup && (reinterpret_cast<uintptr_t>(out + head * kQ4_0Bytes) & 63) != 0) ++head;
+    head = head == kGroup || head > nblocks ? nblocks : head;
+    encode_plain(x, out, head);
+    int64_t b = head;
+    alignas(64) uint8_t staged[kGroupBytes];
+    for (; b + kGroup <= nblocks; b += kGroup) {
+        for (int64_t t = 0; t < kGroup; t += kTile) encode_tile(x + (b + t) * gguf_codec::kB, staged + t * kQ4_0Bytes);
+        __m256i* dst = reinterpret_cast<__m256i*>(out + b * kQ4_0Bytes);
+        for (int64_t k = 0; k < kGroupBytes / 32; ++k)
+            _mm256_stream_si256(dst + k, _mm256_load_si256(reinterpret_cast<const __m256i*>(staged) + k));
+    }
+    if (b > head) _mm_sfence();  // the streamed bytes are visible before the caller reads them
+    encode_plain(x + b * gguf_codec::kB, out + b * kQ4_0Bytes, nblocks - b);
 }
 
 #else

@@ -2,6 +2,7 @@
 // The AVX2 Q4_0 encoder against the portable block encoder that the CUDA kernels share
 // (gguf_codec::q4_0_encode), byte for byte, on the blocks where the two compute differently:
 // signed-max ties, NaN/Inf, zero and subnormal blocks, fp16 rounding and overflow of d.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -75,17 +76,27 @@ TEST(GgufQ4_0Avx2, EqualsThePortableEncoderOnAwkwardBlocks) {
     EXPECT_TRUE(test::same_items(fast, portable_encode(x)));
 }
 
-TEST(GgufQ4_0Avx2, EqualsThePortableEncoderAtEveryTileOffsetAndLength) {
-    // Short runs that start anywhere in the buffer: tiles, tails and a run of zero blocks.
+TEST(GgufQ4_0Avx2, EqualsThePortableEncoderAtAnyOutputAlignmentAndLength) {
+    // Runs of any length written at every offset from a 64-byte boundary: the plain head, the
+    // streamed groups of 32 blocks (from the first 64-byte aligned block) and the tail, and odd
+    // output addresses, which never align.
     if (!q4_0_avx2_available()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
-    const auto x = awkward_blocks(40, 11);
+    constexpr int64_t kMax = 104;
+    const auto x = awkward_blocks(kMax + 3, 11);
     const auto want = portable_encode(x);
-    for (int64_t first = 0; first < 9; ++first) {
-        for (int64_t n = 0; n <= 40 - first; ++n) {
-            std::vector<uint8_t> got(static_cast<size_t>(n * kBytes), 0xAA);
-            quantize_q4_0_avx2(x.data() + first * kB, got.data(), n);
-            const std::vector<uint8_t> expect(want.begin() + first * kBytes, want.begin() + (first + n) * kBytes);
-            ASSERT_TRUE(test::same_items(got, expect)) << "first " << first << " n " << n;
+    std::vector<uint8_t> buffer(static_cast<size_t>(kMax * kBytes + 128));
+    uint8_t* base = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+    for (int64_t shift = 0; shift < 64; ++shift) {
+        for (const int64_t first : {0, 3}) {
+            for (const int64_t n : {0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 104}) {
+                std::fill(buffer.begin(), buffer.end(), uint8_t{0xAA});
+                quantize_q4_0_avx2(x.data() + first * kB, base + shift, n);
+                const std::vector<uint8_t> got(base + shift, base + shift + n * kBytes);
+                const std::vector<uint8_t> expect(want.begin() + first * kBytes, want.begin() + (first + n) * kBytes);
+                ASSERT_TRUE(test::same_items(got, expect)) << "shift " << shift << " first " << first << " n " << n;
+                ASSERT_EQ(base[shift + n * kBytes], 0xAA) << "wrote past the end: shift " << shift << " n " << n;
+                if (shift > 0) ASSERT_EQ(base[shift - 1], 0xAA) << "wrote before the start: shift " << shift << " n " << n;
+            }
         }
     }
 }
