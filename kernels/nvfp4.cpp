@@ -51,11 +51,29 @@ void fake_quant_blocks(const float* __restrict x, float* __restrict y, int64_t n
     }
 }
 
+// Tiled like fake_quant_blocks: amaxes, then scale bytes and denominators, then the codes.
 QL_CPU_CLONES
-void encode_blocks(const float* x, uint8_t* codes, uint8_t* scales, int64_t nblocks, float g,
-                   float six_g) {
-    for (int64_t b = 0; b < nblocks; ++b)
-        encode_block(x + b * kNvfp4Block, codes + b * kNvfp4Block, scales + b, kNvfp4Block, g, six_g);
+void encode_blocks(const float* __restrict x, uint8_t* __restrict codes, uint8_t* __restrict scales,
+                   int64_t nblocks, float g, float six_g) {
+    constexpr int64_t kTile = 64;
+    float amax[kTile], denom[kTile];
+    for (int64_t t0 = 0; t0 < nblocks; t0 += kTile) {
+        const int64_t nt = nblocks - t0 < kTile ? nblocks - t0 : kTile;
+        const float* xt = x + t0 * kNvfp4Block;
+        uint8_t* ct = codes + t0 * kNvfp4Block;
+        for (int64_t b = 0; b < nt; ++b) amax[b] = block_amax_of(xt + b * kNvfp4Block, kNvfp4Block);
+        for (int64_t b = 0; b < nt; ++b) {
+            const float s = nvfp4_block_scale(amax[b], six_g);
+            scales[t0 + b] = nvfp4_scale_code(s);
+            denom[b] = nvfp4_denominator(s, g);
+        }
+        for (int64_t b = 0; b < nt; ++b) {
+            const float d = denom[b];
+            const float* xb = xt + b * kNvfp4Block;
+            uint8_t* cb = ct + b * kNvfp4Block;
+            for (int i = 0; i < kNvfp4Block; ++i) cb[i] = nvfp4_code_element(xb[i], d);
+        }
+    }
 }
 
 QL_CPU_CLONES

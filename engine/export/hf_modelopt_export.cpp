@@ -180,11 +180,10 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     // Every other parameter as the model holds it.
     std::set<std::string> quantized_weights;
     for (const auto& l : layers) quantized_weights.insert(l.layer + ".weight");
-    const std::vector<std::pair<std::string, at::Tensor>> state = model.file_state();
+    const std::vector<std::pair<std::string, at::Tensor>> state = model.file_state(quantized_weights);
     std::vector<at::Tensor> keep_alive;
     std::vector<SafetensorsWriteEntry> entries;
     for (const auto& [name, t] : state) {
-        if (quantized_weights.count(name)) continue;
         keep_alive.push_back(t.contiguous());
         entries.push_back(safetensors_entry(name, keep_alive.back()));
     }

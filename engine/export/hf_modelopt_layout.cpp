@@ -1,41 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/export/hf_modelopt_layout.h"
 
-#include <ATen/Functions.h>
-
 #include <cmath>
-#include <cstring>
 
 #include "engine/api/errors.h"
 #include "engine/formats/format_codec.h"
-#include "engine/formats/tensor_quantize.h"
 #include "engine/quant/layer_quantizer.h"
 #include "engine/quant/quant_plan.h"
-#include "kernels/integer_step.h"
-#include "kernels/mx_element.h"
 #include "kernels/nvfp4.h"
-#include "kernels/nvfp4_block.h"
-#include "kernels/packing.h"
 #include "kernels/scaled_fp8_element.h"
 
 namespace ql {
 namespace {
 
 using D = SafetensorsDtype;
-
-std::vector<uint8_t> float_bytes(const float* v, size_t n) {
-    std::vector<uint8_t> b(n * sizeof(float));
-    if (n) std::memcpy(b.data(), v, b.size());
-    return b;
-}
-
-const ExportTensor& find_tensor(const std::vector<ExportTensor>& ts, const std::string& name) {
-    for (const ExportTensor& t : ts)
-        if (t.name == name) return t;
-    throw UserError("missing tensor '" + name + "'");
-}
-
-const float* floats(const ExportTensor& t) { return reinterpret_cast<const float*>(t.bytes.data()); }
 
 QuantOptions options(const std::string& format, const std::string& granularity = "", int64_t group = 0) {
     QuantOptions o;
@@ -174,115 +152,6 @@ float input_amax_for_scale(const HfLayerFormat& f, float scale, const std::strin
         down = std::nextafter(down, 0.0f);
     }
     throw UserError(where + ": no input amax gives input_scale " + std::to_string(scale));
-}
-
-std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& f) {
-    const std::string p = l.name() + ".";
-    const std::vector<int64_t> shape = weight_matrix_shape(l.layer());
-    const int64_t out = shape[0], in = shape[1], n = out * in;
-    const at::Tensor q = l.quantized_weight().reshape(shape).to(at::kFloat).contiguous();
-    const float* qv = q.data_ptr<float>();
-    // Scales from the weight the quantizer reads (GPTQ's pinned result keeps those scales).
-    EncodedTensor e = l.encode_weight();
-    const QuantSpec& spec = l.weight_spec();
-    // Codes: those of the weight the quantizer reads (byte-identical to Model Optimizer's packing,
-    // which keeps the sign of elements that round to zero), re-derived on the same scales only
-    // where the weight the forward uses differs (GPTQ's pinned result).
-    const std::vector<float> rtn = decode_buffer(e, shape, spec);
-    auto keep = [&](int64_t i) { return rtn[static_cast<size_t>(i)] == qv[i]; };
-    uint8_t* codes = e.codes.as<uint8_t>();
-    std::vector<ExportTensor> t;
-    const std::string& a = f.quant_algo;
-    if (a == "NVFP4" || a == "NVFP4_AWQ" || a == "W4A16_NVFP4") {
-        const float g = *e.global_scale;
-        const int64_t bpr = in / 16;
-        for (int64_t i = 0; i < n; ++i) {
-            if (keep(i)) continue;
-            const float d = kernels::nvfp4_denominator_of_code(e.raw_scales[static_cast<size_t>((i / in) * bpr + (i % in) / 16)], g);
-            codes[i] = kernels::nvfp4_code_element(qv[i], d);
-        }
-        const NdArray packed = pack_encoded(e, shape, spec);
-        t.push_back({p + "weight", D::U8, packed.shape, packed.bytes});
-        t.push_back({p + "weight_scale", D::F8_E4M3, {out, bpr}, e.raw_scales});
-        t.push_back({p + "weight_scale_2", D::F32, {}, float_bytes(&g, 1)});
-    } else if (a == "FP8") {
-        const float s = e.scales.as<float>()[0];
-        for (int64_t i = 0; i < n; ++i)
-            if (!keep(i)) codes[i] = kernels::fp8_encode_element<kernels::E4M3>(qv[i], s);
-        t.push_back({p + "weight", D::F8_E4M3, {out, in}, e.codes.bytes});
-        t.push_back({p + "weight_scale", D::F32, {}, float_bytes(&s, 1)});
-    } else if (a == "W4A16_AWQ") {
-        const float* sc = e.scales.as<float>();
-        const int64_t gpr = in / f.group_size;
-        const kernels::IntFormat fmt{4, false};
-        for (int64_t i = 0; i < n; ++i) {
-            if (keep(i)) continue;
-            const float s = sc[(i / in) * gpr + (i % in) / f.group_size];
-            codes[i] = kernels::IntStep::make(kernels::IntParams{s, 0.0f}, fmt).encode(qv[i]);
-        }
-        const NdArray packed = pack_encoded(e, shape, spec);
-        t.push_back({p + "weight", D::U8, packed.shape, packed.bytes});
-        t.push_back({p + "weight_scale", D::F32, e.scales.shape, e.scales.bytes});
-    } else if (a == "MXFP4") {
-        const int64_t bpr = in / 32;
-        for (int64_t i = 0; i < n; ++i) {
-            if (keep(i)) continue;
-            const kernels::MxBlockScale k = kernels::mx_block_scale(e.raw_scales[static_cast<size_t>((i / in) * bpr + (i % in) / 32)]);
-            codes[i] = kernels::mx_code_element<kernels::MxFloatElement<kernels::E2M1>>(qv[i], k);
-        }
-        const NdArray packed = pack_encoded(e, shape, spec);
-        t.push_back({p + "weight", D::U8, packed.shape, packed.bytes});
-        t.push_back({p + "weight_scale", D::U8, {out, bpr}, e.raw_scales});
-    } else {
-        throw UserError("layer " + l.name() + ": unknown export format " + a);
-    }
-    if (f.input_quantized && !f.input_dynamic) {
-        if (std::isnan(l.input_amax()))
-            throw UserError("layer " + l.name() + ": the static input quantizer is not calibrated (no input amax to export)");
-        const float s = input_scale_for_amax(f, l.input_amax());
-        t.push_back({p + "input_scale", D::F32, {}, float_bytes(&s, 1)});
-    }
-    if (l.pre_quant_scale().defined()) {
-        const at::Tensor s = l.pre_quant_scale().to(at::kFloat).contiguous();
-        t.push_back({p + "pre_quant_scale", D::F32, {in}, float_bytes(s.data_ptr<float>(), static_cast<size_t>(in))});
-    }
-    // The export must reproduce the quantized forward's weight exactly (0 == -0 counts as equal).
-    const std::vector<float> back = dequantize_hf_layer(l.name(), f, out, in, t);
-    for (int64_t i = 0; i < n; ++i)
-        if (!(back[static_cast<size_t>(i)] == qv[i]) && !(std::isnan(qv[i]) && std::isnan(back[static_cast<size_t>(i)])))
-            throw UserError("layer " + l.name() + ": the " + a + " codes do not reproduce the quantized weight at element " +
-                            std::to_string(i) + " (" + std::to_string(qv[i]) + " vs " + std::to_string(back[static_cast<size_t>(i)]) + ")");
-    return t;
-}
-
-std::vector<float> dequantize_hf_layer(const std::string& layer, const HfLayerFormat& f, int64_t out, int64_t in,
-                                       const std::vector<ExportTensor>& tensors) {
-    const std::string p = layer + ".";
-    const std::vector<int64_t> shape{out, in};
-    const int64_t n = out * in;
-    const ExportTensor& w = find_tensor(tensors, p + "weight");
-    const ExportTensor& ws = find_tensor(tensors, p + "weight_scale");
-    const QuantSpec spec = resolve_spec(f.weight, shape);
-    EncodedTensor e;
-    const std::string& a = f.quant_algo;
-    if (a == "NVFP4" || a == "NVFP4_AWQ" || a == "W4A16_NVFP4" || a == "MXFP4") {
-        e.codes = NdArray::zeros(DType::UInt8, shape);
-        kernels::unpack_nibbles(w.bytes.data(), out, in, kernels::NibbleOrder::LowFirst, e.codes.as<uint8_t>());
-        e.raw_scales = ws.bytes;
-        if (a != "MXFP4") e.global_scale = floats(find_tensor(tensors, p + "weight_scale_2"))[0];
-    } else if (a == "FP8") {
-        e.codes = NdArray::zeros(DType::UInt8, shape);
-        std::memcpy(e.codes.bytes.data(), w.bytes.data(), static_cast<size_t>(n));
-        e.scales = NdArray::from_floats({floats(ws)[0]}, {1});
-    } else if (a == "W4A16_AWQ") {
-        e.codes = NdArray::zeros(DType::Int8, shape);
-        kernels::unpack_int_rows(w.bytes.data(), out, in, 4, /*sign_extend=*/true, e.codes.as<uint8_t>());
-        e.scales = NdArray::from_floats(std::vector<float>(floats(ws), floats(ws) + out * (in / f.group_size)),
-                                        {out, in / f.group_size});
-    } else {
-        throw UserError("layer " + layer + ": unknown export format " + a);
-    }
-    return decode_buffer(e, shape, spec);
 }
 
 }  // namespace ql

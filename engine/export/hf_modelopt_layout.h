@@ -73,7 +73,7 @@ std::vector<ExpectedTensor> hf_expected_tensors(const std::string& layer, const 
 // The layer's tensors in format `f` (= hf_format_of(layer)). The codes are those of the weight
 // as the quantized forward uses it (pinned GPTQ results included) on the scales of the weight
 // the quantizer reads; the function checks that decoding them gives that weight exactly and
-// throws UserError otherwise.
+// throws UserError otherwise. Implemented in hf_modelopt_pack.cpp (row tiles, parallel).
 std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& layer, const HfLayerFormat& f);
 
 // The dequantized weight [out, in] (float32, row-major) from a layer's stored tensors, looked

@@ -73,6 +73,8 @@ float nvfp4_g(const float* x, int64_t n, const QuantSpec& s) {
 
 }  // namespace
 
+float nvfp4_tensor_global_scale(const float* x, int64_t n, const QuantSpec& s) { return nvfp4_g(x, n, s); }
+
 MxElement mx_element(const std::string& name) {
     if (name == "mxfp8_e4m3") return MxElement::E4M3;
     if (name == "mxfp8_e5m2") return MxElement::E5M2;

@@ -50,6 +50,11 @@ kernels::Fp8Kind fp8_kind(const std::string& name);
 std::vector<float> fp8_scales(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s);
 std::vector<kernels::IntParams> int_channel_params(const float* x, const std::vector<int64_t>& shape, const QuantSpec& s);
 
+// NVFP4's global scale g = amax / (6 * 448) for a tensor of n floats, from fixed_amax when set,
+// else from the tensor's finite absmax: the g that encode_buffer and fake_quantize_buffer use.
+// For code that encodes a tensor in pieces (engine/export/hf_modelopt_pack.cpp).
+float nvfp4_tensor_global_scale(const float* x, int64_t n, const QuantSpec& s);
+
 // y = fake_quantize(x). x and y hold numel(shape) floats; y may equal x.
 void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& spec);
 

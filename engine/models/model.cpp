@@ -26,11 +26,12 @@ std::vector<std::pair<std::string, at::Tensor>> Model::named_parameters() const 
     return out;
 }
 
-std::vector<std::pair<std::string, at::Tensor>> Model::file_state() const {
+std::vector<std::pair<std::string, at::Tensor>> Model::file_state(const std::set<std::string>& skip) const {
     std::vector<std::pair<std::string, at::Tensor>> out;
     out.reserve(parameters_.size());
     for (const Parameter& p : parameters_)
-        out.emplace_back(p.name, p.transposed_in_file ? p.tensor->t().contiguous() : *p.tensor);
+        if (!skip.count(p.name))
+            out.emplace_back(p.name, p.transposed_in_file ? p.tensor->t().contiguous() : *p.tensor);
     return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,7 +51,9 @@ public:
 
     // The parameters as an HF checkpoint of this model holds them: same names, GPT-2 Conv1D
     // weights as [in, out] (contiguous copies), tied lm_head omitted. What an export writes.
-    std::vector<std::pair<std::string, at::Tensor>> file_state() const;
+    // Names in `skip` are left out without being copied (exports that write those tensors in
+    // another form, e.g. packed quantized weights).
+    std::vector<std::pair<std::string, at::Tensor>> file_state(const std::set<std::string>& skip = {}) const;
 
     // The quantizable layers (Linear, Conv2d, Embedding), by HF module name, in forward order.
     // Pointers stay valid for the model's lifetime.

@@ -149,6 +149,29 @@ TEST(HfModeloptLayout, Mxfp4StoresE8M0ScaleBytes) {
     EXPECT_EQ(s.bytes[0], 127);  // floor(log2 6) - emax(E2M1) = 2 - 2 = 0 -> 127
 }
 
+TEST(HfModeloptLayout, PinnedWeightsOnTheGridAreStoredAndOffGridOnesAreRefused) {
+    OneLayer one(R"({"format": "nvfp4"})", [](at::Tensor& w) {
+        const float row[] = {1.0f, -0.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+        for (int i = 0; i < 6; ++i) w[0][i] = row[i];
+    });
+    // A pinned weight on the same scales but other grid points (as GPTQ leaves it): its own codes.
+    at::Tensor q = one.layer->quantized_weight().clone();
+    q[0][0] = -6.0f;
+    q[0][2] = 4.0f;
+    one.layer->pin_quantized_weight(q);
+    const auto t = one.pack();
+    EXPECT_EQ(tensor(t, "weight").bytes[0], 0x9F);  // -6 -> 8|7 low, -0.5 -> 8|1 high
+    EXPECT_EQ(tensor(t, "weight").bytes[1], 0x56);  // 4 -> 6 low, 3 -> 5 high (unchanged)
+    // One value off the E2M1 grid of its block cannot be stored: the error names the element.
+    q[63][31] = 0.3f;
+    one.layer->pin_quantized_weight(q);
+    const std::string e = user_error_text([&] { one.pack(); });
+    EXPECT_NE(e.find(std::string("layer ") + kQProj + ": the W4A16_NVFP4 codes do not reproduce the quantized weight at element " +
+                     std::to_string(63 * 64 + 31)),
+              std::string::npos)
+        << e;
+}
+
 TEST(HfModeloptLayout, InputAmaxReproducesTheStoredInputScaleExactly) {
     for (const char* algo : {"NVFP4", "FP8"}) {
         const HfLayerFormat f = hf_format_named(algo, 0, "test");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kernels/channel_reduce.h"
 #include "kernels/nvfp4.h"
+#include "kernels/nvfp4_block.h"
 #include "kernels/reference/reference_formats.h"
 #include "tests/kernels/test_data.h"
 
@@ -37,6 +38,22 @@ void expect_matches_reference(const std::vector<float>& x, int64_t rows, int64_t
     for (size_t i = 0; i < x.size(); ++i)
         if (std::isnan(x[i])) fake_no_nan[i] = r.decoded[i];
     EXPECT_TRUE(test::same_values(r.decoded, fake_no_nan));
+}
+
+// The threshold count the encoder uses equals rounding onto the E2M1 grid (RNE, saturating) at
+// every grid point, every midpoint (the ties) and 64 floats either side of each.
+TEST(Nvfp4Codec, MagnitudeCodeByThresholdsEqualsGridRounding) {
+    const float points[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f, 1e30f};
+    for (float p : points) {
+        float up = p, down = p;
+        for (int i = 0; i < 64; ++i, up = std::nextafter(up, INFINITY), down = std::nextafter(down, 0.0f)) {
+            EXPECT_EQ(e2m1_magnitude_code(up), grid_code<E2M1>(round_to_grid<E2M1>(up))) << up;
+            EXPECT_EQ(e2m1_magnitude_code(down), grid_code<E2M1>(round_to_grid<E2M1>(down))) << down;
+        }
+    }
+    EXPECT_EQ(e2m1_magnitude_code(INFINITY), 7u);
+    EXPECT_EQ(e2m1_magnitude_code(1.25f), 2u);  // tie: 1.0 (code 2), not 1.5 (code 3)
+    EXPECT_EQ(e2m1_magnitude_code(1.75f), 4u);  // tie: 2.0 (code 4), not 1.5 (code 3)
 }
 
 TEST(Nvfp4Codec, MatchesReferenceOnMixedData) { expect_matches_reference(test::mixed_tensor(64, 256, 1), 64, 256); }
