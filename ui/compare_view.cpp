@@ -31,7 +31,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setStretchLastSection(false);
     auto* chartBox = new QWidget(split);
     auto* chartLayout = new QVBoxLayout(chartBox);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -141,6 +141,7 @@ void CompareView::updateChart() {
         bars.push_back(b);
     }
     m_chart->setHigherIsBetter(metric->higherIsBetter);
+    m_chart->setHighlightLabel(tr("best"));
     m_chart->setValueLabel(metric->percent ? metric->title + QStringLiteral(" (%)") : metric->title);
     m_chart->setBars(bars);
 }

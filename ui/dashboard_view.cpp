@@ -50,7 +50,10 @@ DashboardView::DashboardView(QWidget* parent) : QWidget(parent) {
         p.plot->setObjectName(QStringLiteral("plot:%1").arg(p.id));
         p.plot->setTitle(d.title);
         p.plot->setYLabel(d.ylabel);
-        p.plot->setMinimumSize(360, 240);
+        p.plot->setMinimumSize(280, 220);
+        // Per-step curves are noisy (one batch each); a TensorBoard-like default EMA shows the
+        // trend with the raw curve faint behind it. Eval points and the LR are exact: unsmoothed.
+        if (p.id != QLatin1String("eval") && p.id != QLatin1String("lr")) p.plot->setSmoothing(0.6);
         grid->addWidget(p.plot, i / 3, i % 3);
         m_panels.push_back(p);
         ++i;

@@ -14,7 +14,7 @@
 namespace ql {
 namespace {
 
-enum Column { Name, Type, Shape, Parameters, Format, Bits, ColumnCount };
+enum Column { Name, Type, Shape, Parameters, Format, Inputs, Bits, ColumnCount };
 
 QString shapeText(const std::vector<int64_t>& shape) {
     QStringList parts;
@@ -55,12 +55,14 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_filter);
     m_tree = new QTreeWidget(this);
     m_tree->setObjectName(QStringLiteral("layerTree"));
-    m_tree->setHeaderLabels({tr("Layer"), tr("Type"), tr("Shape"), tr("Parameters"), tr("Format"), tr("Bits/param")});
+    m_tree->setHeaderLabels({tr("Layer"), tr("Type"), tr("Shape"), tr("Parameters"), tr("Weights"), tr("Inputs"), tr("Bits/param")});
     m_tree->setAlternatingRowColors(true);
     m_tree->setUniformRowHeights(true);
     m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    // Every column fits its contents (a layer name cut to "s…" tells nothing); a narrow panel
+    // scrolls sideways instead.
     m_tree->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_tree->header()->setSectionResizeMode(Name, QHeaderView::Stretch);
+    m_tree->header()->setStretchLastSection(false);
     m_tree->setToolTip(tr("Right-click a layer to choose its own format (mixed precision)."));
     layout->addWidget(m_tree, 1);
     connect(m_filter, &QLineEdit::textChanged, this, &ModelPanel::applyFilter);
@@ -145,7 +147,7 @@ void ModelPanel::rebuild() {
         item->setText(Parameters, countText(static_cast<double>(l.parameters)));
         item->setTextAlignment(Parameters, Qt::AlignRight | Qt::AlignVCenter);
         QString format = l.weight_format.empty() ? tr("BF16") : QString::fromStdString(l.weight_quantizer);
-        if (l.input_quantizer != "off") format += tr(" · in: %1").arg(QString::fromStdString(l.input_quantizer));
+        item->setText(Inputs, l.input_quantizer == "off" ? tr("—") : QString::fromStdString(l.input_quantizer));
         if (m_overrides.contains(name)) {
             format += tr("  (override)");
             QFont f = item->font(Format);

@@ -15,7 +15,7 @@
 namespace ql {
 namespace {
 
-enum Column { Id, Name, Status, Kind, Recipe, Accuracy, Kl, Bits, Started, ColumnCount };
+enum Column { Id, Name, Status, Accuracy, Kl, Bits, Kind, Recipe, Started, ColumnCount };
 
 QColor statusColor(const QString& status) {
     if (status == QLatin1String("running")) return QColor(0x2b, 0x8a, 0x3e);
@@ -43,11 +43,10 @@ ProjectExplorerPanel::ProjectExplorerPanel(QWidget* parent) : QWidget(parent) {
     m_tree->setSortingEnabled(true);
     m_tree->setUniformRowHeights(true);
     m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
-    m_tree->setHeaderLabels({tr("#"), tr("Run"), tr("Status"), tr("Method"), tr("Recipe"), tr("Exact match"), tr("KL"),
-                             tr("Bits/param"), tr("Started")});
+    m_tree->setHeaderLabels({tr("#"), tr("Run"), tr("Status"), tr("Exact match"), tr("KL"), tr("Bits/param"), tr("Method"),
+                             tr("Recipe"), tr("Started")});
     m_tree->header()->setStretchLastSection(false);
     m_tree->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_tree->header()->setSectionResizeMode(Name, QHeaderView::Stretch);
     m_tree->sortByColumn(Id, Qt::DescendingOrder);
     m_tree->setToolTip(tr("Select several runs (Ctrl/Shift+click) to overlay their curves and compare them."));
     layout->addWidget(m_tree, 1);

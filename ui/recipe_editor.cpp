@@ -472,7 +472,7 @@ QString RecipeEditor::setupCalibration() const { return m_calibration->text().tr
 
 void RecipeEditor::setValidationMessage(const QString& text, bool isError) {
     m_validation->setText(text);
-    m_validation->setStyleSheet(isError ? QStringLiteral("color: #d9534f;") : QStringLiteral("color: palette(mid);"));
+    m_validation->setStyleSheet(isError ? QStringLiteral("color: #d9534f;") : QStringLiteral("color: #2b8a3e;"));
 }
 
 RunSetup RecipeEditor::setup() const {

@@ -408,7 +408,8 @@ void Workbench::onSelectionChanged(const QList<qint64>& ids) {
     QVector<RunRow> rows;
     for (qint64 id : ids)
         if (const RunRow* r = m_explorer->run(id)) {
-            shown.append({id, QStringLiteral("#%1 %2").arg(id).arg(r->name)});
+            // Legends name runs short: number, method and recipe (the full name is in the explorer).
+            shown.append({id, QStringLiteral("#%1 %2 %3").arg(id).arg(r->kind.toUpper(), r->recipe.isEmpty() ? r->name : r->recipe)});
             rows.push_back(*r);
         }
     m_dashboard->setRuns(shown);

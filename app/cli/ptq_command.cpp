@@ -13,6 +13,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
+#include "engine/api/eval_api.h"
 #include "engine/api/ptq_api.h"
 
 namespace ql::cli {
@@ -22,11 +23,13 @@ std::string usage() {
     std::string presets;
     for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
     return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
-           "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32]\n\n"
+           "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32] [--eval-data E]\n\n"
            "MODEL: an HF model folder, or 'demo'. R: a preset (" + presets + ") or a recipe JSON file (docs/RECIPES.md).\n"
            "D: calibration data (docs/DATA.md; the training split of synthetic tasks), e.g. synthetic:arith.\n"
            "DIR receives the quantized checkpoint (reloadable by eval, inspect, ptq ...) with ptq_report.json and\n"
            "ptq_report.csv. --project records the run, its per-layer metrics and the checkpoint in a project file.\n"
+           "--eval-data E (needs --out) then evaluates the quantized model against MODEL on E's validation split and\n"
+           "records eval/loss, eval/ppl, eval/exact_match, eval/kl ... at step 0, as the GUI's PTQ runs do.\n"
            "Ctrl-C cancels (exit code 130) and leaves no partial output.";
 }
 
@@ -55,7 +58,8 @@ void print_text(const PtqSummary& s) {
 }
 
 int run(const std::vector<std::string>& args) {
-    ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype"},
+    ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
+                        "--eval-data"},
                 {"--json", "--force"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
@@ -77,6 +81,8 @@ int run(const std::vector<std::string>& args) {
     if (seed < 0) throw UserError("ptq: --seed must not be negative");
     req.seed = static_cast<uint64_t>(seed);
     req.token_dtype = p.value("--dtype").value_or("");
+    const std::optional<std::string> eval_data = p.value("--eval-data");
+    if (eval_data && req.out_dir.empty()) throw UserError("ptq: --eval-data needs --out (the checkpoint to evaluate)");
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
@@ -97,7 +103,19 @@ int run(const std::vector<std::string>& args) {
                                        {"seed", req.seed}})
                            .dump();
     PtqSummary s;
-    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { s = run_ptq(req, sink, cancel); });
+    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) {
+        s = run_ptq(req, sink, cancel);
+        if (eval_data) {
+            EvalRequest e;
+            e.model = req.out_dir;
+            e.teacher = req.model;
+            e.data = *eval_data;
+            e.split = "validation";
+            e.seed = req.seed;
+            e.token_dtype = req.token_dtype;
+            report_eval_metrics(sink, 0, run_eval(e, sink, cancel));
+        }
+    });
     cli_sink.finish_line();
     if (p.has("--json"))
         std::printf("%s", ptq_report_json(s).c_str());

@@ -74,6 +74,30 @@ TEST(CliPtq, QuantizesWritesACheckpointThatEvalReadsAndRecordsTheRun) {
     fs::remove_all(dir);
 }
 
+TEST(CliPtq, EvalDataRecordsTheQuantizedModelsAccuracyAgainstTheFpModel) {
+    const std::string dir = make_temp_dir();
+    const CliResult r = run_cli({"ptq", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens", "--samples",
+                                 "16", "--out", dir + "/q", "--eval-data", "synthetic:random-tokens", "--project", dir + "/p.qlab"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The same numbers as `eval` of the checkpoint against the FP teacher.
+    const CliResult q = run_cli({"eval", dir + "/q", "--data", "synthetic:random-tokens", "--split", "validation", "--teacher",
+                                 kLlama, "--json"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    const projects::ProjectFile p = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly);
+    const int64_t run = p.runs().at(0).id;
+    const auto kl = p.load_series(run, "eval/kl");
+    ASSERT_EQ(kl.size(), 1u);
+    EXPECT_DOUBLE_EQ(kl.values[0], json::parse(q.out)["kl"].get<double>());
+    EXPECT_EQ(p.load_series(run, "eval/loss").size(), 1u);
+    EXPECT_EQ(p.load_series(run, "model/bits_per_parameter").size(), 1u);
+
+    const CliResult noOut = run_cli({"ptq", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens",
+                                     "--eval-data", "synthetic:random-tokens"});
+    EXPECT_EQ(noOut.exit_code, 1);
+    EXPECT_NE(noOut.err.find("--eval-data needs --out"), std::string::npos) << noOut.err;
+    fs::remove_all(dir);
+}
+
 TEST(CliPtq, BadRecipesFailWithOneLineNamingTheField) {
     const std::string dir = make_temp_dir();
     std::ofstream(dir + "/bad.json") << R"({"quant_cfg": [{"quantizer_name": "*weight_quantizer", "cfg": {"format": "int4", "granularity": "group", "group_size": 128}}]})";

@@ -2,6 +2,7 @@
 // The fake-quant export and the report (engine/export/fakequant_export.h, export_report.h,
 // report_plots.h) and the export facade (engine/api/export_api.h).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -116,12 +117,15 @@ TEST(ExportApi, RefusesBadRequestsBeforeWorking) {
     ExportRequest req;
     req.model = test::tiny_llama();
     req.as = "onnx";
-    req.out = "/tmp/never";
+    // A path that does not exist: every refusal below must leave it so.
+    const std::string never = (std::filesystem::temp_directory_path() / ("quantlab-never-" + std::to_string(::getpid()))).string();
+    std::filesystem::remove_all(never);
+    req.out = never;
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("--as must be one of"), std::string::npos);
     req.as = "gguf";
     req.gguf_type = "q3_k";  // not a type the GGUF exporter writes
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("q3_k"), std::string::npos);
-    EXPECT_FALSE(std::filesystem::exists("/tmp/never"));
+    EXPECT_FALSE(std::filesystem::exists(never));
     req.gguf_type.clear();
     req.as = "hf-modelopt";
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("is not a quantized model"), std::string::npos);
