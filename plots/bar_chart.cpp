@@ -2,7 +2,6 @@
 #include "plots/bar_chart.h"
 
 #include <QMenu>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -12,8 +11,11 @@
 
 #include <qcustomplot.h>
 
+#include "plots/csv_text.h"
 #include "plots/legend_layout.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
+#include "plots/plot_tool_tip.h"
 #include "plots/series_palette.h"
 
 namespace ql {
@@ -35,20 +37,6 @@ Qt::TextElideMode elideModeFor(const QString& label) {
     return label.contains(QLatin1Char('.')) || label.contains(QLatin1Char('/')) ? Qt::ElideLeft : Qt::ElideRight;
 }
 
-QString formatValue(double v) {
-    if (std::isnan(v)) return QStringLiteral("nan");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-QString csvField(const QString& s) {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
-        return s;
-    QString quoted = s;
-    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-    return QLatin1Char('"') + quoted + QLatin1Char('"');
-}
-
 }  // namespace
 
 BarChart::BarChart(QWidget* parent) : QWidget(parent) {
@@ -64,23 +52,13 @@ BarChart::BarChart(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_plot);
 
     // Header row: title left, legend right, so neither covers a bar.
-    m_plot->plotLayout()->insertRow(0);
-    auto* header = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(0, 0, header);
-    m_title = new QCPTextElement(m_plot, QString());
-    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-    m_title->setMargins(QMargins(10, 4, 10, 0));
-    header->addElement(0, 0, m_title);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    header->addElement(0, 1, m_plot->legend);
-    header->setColumnStretchFactors({2.0, 1.0});
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
-    m_plot->plotLayout()->setRowSpacing(0);
+    PlotHeaderOptions header;
+    header.titleSideMargin = 10;
+    header.titleStretch = 2.0;
+    header.legendStretch = 1.0;
+    m_title = insertPlotHeader(m_plot, header).title;
     m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     m_plot->legend->setWrap(4);
-    m_plot->legend->setIconSize(14, 10);
-    m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
-    m_plot->legend->setVisible(false);
 
     m_categoryTicker = QSharedPointer<QCPAxisTickerText>::create();
     m_highlightLabel = tr("highlighted");
@@ -528,22 +506,22 @@ void BarChart::onMouseMove(QMouseEvent* event) {
     int group = -1;
     const int index = barIndexAt(event->position(), &group);
     if (index < 0) {
-        QToolTip::hideText();
+        showPlotToolTip(m_plot, event, QString());
         return;
     }
     const QString valueName = m_valueLabel.isEmpty() ? tr("value") : m_valueLabel;
     QString text;
     if (m_mode == Mode::Bars) {
         const Bar& bar = m_bars[index];
-        text = QStringLiteral("%1\n%2: %3").arg(bar.label, valueName, formatValue(bar.value));
+        text = QStringLiteral("%1\n%2: %3").arg(bar.label, valueName, shortestNumber(bar.value));
         if (bar.highlighted) text += QStringLiteral("\n") + m_highlightLabel;
         if (!bar.tooltip.isEmpty()) text += QStringLiteral("\n") + bar.tooltip;
     } else {
         text = QStringLiteral("%1 · %2\n%3: %4")
-                   .arg(m_categories[index], m_groups[group], valueName, formatValue(valueAt(index, group)));
+                   .arg(m_categories[index], m_groups[group], valueName, shortestNumber(valueAt(index, group)));
         if (bestGroup(index) == group) text += QStringLiteral("\n★ ") + tr("best");
     }
-    QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+    showPlotToolTip(m_plot, event, text);
 }
 
 QString BarChart::csv() const {
@@ -551,7 +529,7 @@ QString BarChart::csv() const {
     if (m_mode == Mode::Bars) {
         out = QStringLiteral("label,%1,highlighted\n").arg(csvField(m_valueLabel.isEmpty() ? QStringLiteral("value") : m_valueLabel));
         for (const Bar& bar : m_bars)
-            out += QStringLiteral("%1,%2,%3\n").arg(csvField(bar.label), formatValue(bar.value), bar.highlighted ? QStringLiteral("1") : QStringLiteral("0"));
+            out += QStringLiteral("%1,%2,%3\n").arg(csvField(bar.label), shortestNumber(bar.value), bar.highlighted ? QStringLiteral("1") : QStringLiteral("0"));
         return out;
     }
     QStringList header{QStringLiteral("category")};
@@ -559,7 +537,7 @@ QString BarChart::csv() const {
     out = header.join(QLatin1Char(',')) + QLatin1Char('\n');
     for (int c = 0; c < m_categories.size(); ++c) {
         QStringList row{csvField(m_categories[c])};
-        for (int g = 0; g < m_groups.size(); ++g) row.push_back(formatValue(m_values[g][c]));
+        for (int g = 0; g < m_groups.size(); ++g) row.push_back(shortestNumber(m_values[g][c]));
         out += row.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
     return out;
@@ -567,12 +545,7 @@ QString BarChart::csv() const {
 
 void BarChart::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(m_plot, m_style);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    QFont titleFont = m_style.font;
-    titleFont.setBold(true);
-    m_title->setFont(titleFont);
-    m_title->setTextColor(m_style.text);
+    applyPlotStyle(m_plot, m_style, m_title);
     rebuild();
 }
 

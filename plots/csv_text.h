@@ -3,6 +3,7 @@
 // may hold commas or quotes) and a round-trippable number format.
 #pragma once
 
+#include <QLocale>
 #include <QString>
 
 #include <cmath>
@@ -25,6 +26,14 @@ inline QString csvNumber(double value) {
     if (std::isnan(value)) return QStringLiteral("nan");
     if (std::isinf(value)) return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
     return QString::number(value, 'g', 9);
+}
+
+// The shortest text that reads back as the same double ("0.1", "1e-07"), for values shown or
+// exported exactly as given (metrics, bar values); "nan", "inf" and "-inf" as in csvNumber.
+inline QString shortestNumber(double value) {
+    if (std::isnan(value)) return QStringLiteral("nan");
+    if (std::isinf(value)) return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(value, 'g', QLocale::FloatingPointShortest);
 }
 
 }  // namespace ql

@@ -2,7 +2,6 @@
 #include "plots/heatmap_plot.h"
 
 #include <QMenu>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 
 #include "plots/csv_text.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
+#include "plots/plot_tool_tip.h"
 
 namespace ql {
 namespace {
@@ -69,13 +70,7 @@ HeatmapPlot::HeatmapPlot(QWidget* parent) : QWidget(parent) {
     m_plot->installEventFilter(this);
     m_plot->setAntialiasedElements(QCP::aeItems);
 
-    m_plot->plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(m_plot, QString());
-    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-    m_title->setMargins(QMargins(8, 4, 8, 0));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
-    m_plot->plotLayout()->setRowSpacing(0);
+    m_title = insertPlotTitleRow(m_plot, 8);
     m_plot->legend->setVisible(false);
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
@@ -366,18 +361,17 @@ void HeatmapPlot::onMouseMove(QMouseEvent* event) {
     if (cell == m_hovered) return;
     m_hovered = cell;
     if (cell.first < 0) {
-        QToolTip::hideText();
+        showPlotToolTip(m_plot, event, QString());
         m_plot->setCursor(Qt::ArrowCursor);
         Q_EMIT cellHovered(-1, -1);
         return;
     }
     const double v = value(cell.first, cell.second);
     const QString valueText = std::isnan(v) ? tr("no value") : QString::number(v, 'g', 6);
-    QToolTip::showText(event->globalPosition().toPoint(),
-                       QStringLiteral("%1\n%2\n%3: %4")
-                           .arg(m_rows[cell.first], m_cols[cell.second],
-                                m_valueLabel.isEmpty() ? tr("value") : m_valueLabel, valueText),
-                       m_plot);
+    showPlotToolTip(m_plot, event,
+                    QStringLiteral("%1\n%2\n%3: %4")
+                        .arg(m_rows[cell.first], m_cols[cell.second],
+                             m_valueLabel.isEmpty() ? tr("value") : m_valueLabel, valueText));
     m_plot->setCursor(Qt::PointingHandCursor);
     Q_EMIT cellHovered(cell.first, cell.second);
 }
@@ -401,20 +395,9 @@ bool HeatmapPlot::eventFilter(QObject* watched, QEvent* event) {
 
 void HeatmapPlot::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(m_plot, m_style);
-    QFont titleFont = m_style.font;
-    titleFont.setBold(true);
-    m_title->setFont(titleFont);
-    m_title->setTextColor(m_style.text);
+    applyPlotStyle(m_plot, m_style, m_title);
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis, m_plot->xAxis2, m_plot->yAxis2}) axis->grid()->setVisible(false);
-    QCPAxis* scaleAxis = m_scale->axis();
-    scaleAxis->setBasePen(QPen(m_style.axis, 1));
-    scaleAxis->setTickPen(QPen(m_style.axis, 1));
-    scaleAxis->setSubTickPen(QPen(m_style.axis, 1));
-    scaleAxis->setTickLabelColor(m_style.text);
-    scaleAxis->setLabelColor(m_style.text);
-    scaleAxis->setTickLabelFont(m_style.font);
-    scaleAxis->setLabelFont(m_style.font);
+    applyAxisStyle(m_scale->axis(), m_style);
     m_frameOuter->setPen(QPen(QColor(0x10, 0x12, 0x16), 4));
     m_frameInner->setPen(QPen(QColor(0xff, 0xff, 0xff), 1.5));
     updateGradient();

@@ -2,7 +2,6 @@
 #include "plots/histogram_plot.h"
 
 #include <QMenu>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -12,8 +11,10 @@
 #include <qcustomplot.h>
 
 #include "plots/csv_text.h"
+#include "plots/data_extent.h"
 #include "plots/plot_export.h"
 #include "plots/plot_header.h"
+#include "plots/plot_tool_tip.h"
 
 namespace ql {
 namespace {
@@ -75,22 +76,9 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     m_plot->yAxis2->setVisible(false);
 
     // Title left and legend right in a header row above the axis rect, so neither covers data.
-    m_plot->plotLayout()->insertRow(0);
-    m_header = new QCPLayoutGrid;
-    auto* header = m_header;
-    m_plot->plotLayout()->addElement(0, 0, header);
-    m_title = new QCPTextElement(m_plot, QString());
-    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-    m_title->setMargins(QMargins(8, 4, 8, 0));
-    header->addElement(0, 0, m_title);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    header->addElement(0, 1, m_plot->legend);
-    header->setColumnStretchFactors({1.0, 3.0});
-    m_plot->legend->setIconSize(14, 10);
-    m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
-    m_plot->legend->setVisible(false);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
-    m_plot->plotLayout()->setRowSpacing(0);
+    const PlotHeader header = insertPlotHeader(m_plot);
+    m_header = header.grid;
+    m_title = header.title;
 
     // Creation order is drawing order: grid lines behind the (translucent) histogram, so a dense
     // stretch of the grid reads as a band under the data instead of covering it; then the
@@ -347,38 +335,25 @@ void HistogramPlot::setXRange(double lo, double hi) {
 }
 
 void HistogramPlot::resetView() {
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    auto take = [&](double v) {
-        if (!std::isfinite(v)) return;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    };
+    DataExtent extent;
     for (const Histogram* h : {&m_histogram, &m_overlay}) {
         if (!isValid(*h)) continue;
-        take(h->lo);
-        take(h->hi);
+        extent.take(h->lo);
+        extent.take(h->hi);
     }
-    take(m_clip[0]);
-    take(m_clip[1]);
+    extent.take(m_clip[0]);
+    extent.take(m_clip[1]);
     if (!m_outliers.empty()) {
-        take(m_outliers.front());
-        take(m_outliers.back());
+        extent.take(m_outliers.front());
+        extent.take(m_outliers.back());
     }
-    if (!std::isfinite(lo) && !m_grid.empty()) {
-        take(m_grid.front());
-        take(m_grid.back());
+    if (extent.empty() && !m_grid.empty()) {
+        extent.take(m_grid.front());
+        extent.take(m_grid.back());
     }
-    if (!std::isfinite(lo)) {
-        lo = -1;
-        hi = 1;
-    }
-    if (hi - lo <= 0) {
-        lo -= 1;
-        hi += 1;
-    }
-    const double pad = 0.03 * (hi - lo);
+    const auto [lower, upper] = extent.padded(0.03);
     m_fitting = true;
-    m_plot->xAxis->setRange(lo - pad, hi + pad);
+    m_plot->xAxis->setRange(lower, upper);
     m_fitting = false;
     m_followData = true;
     updateGridLines();
@@ -426,12 +401,7 @@ void HistogramPlot::updateLegend() {
 
 void HistogramPlot::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(m_plot, m_style);
-    QFont titleFont = m_style.font;
-    titleFont.setBold(true);
-    m_title->setFont(titleFont);
-    m_title->setTextColor(m_style.text);
-    m_plot->legend->setBorderPen(Qt::NoPen);
+    applyPlotStyle(m_plot, m_style, m_title);
     m_plot->xAxis->grid()->setVisible(false);  // the format grid is the vertical grid here
 
     QColor fill = m_style.primary;
@@ -499,12 +469,9 @@ QString HistogramPlot::csv() const {
 }
 
 void HistogramPlot::showToolTip(QMouseEvent* event) {
-    if (event->buttons() != Qt::NoButton) return;
-    const QPointF pos = event->position();
-    if (!m_plot->axisRect()->rect().contains(pos.toPoint())) {
-        QToolTip::hideText();
-        return;
-    }
+    const std::optional<QPointF> hover = axisRectHoverPosition(m_plot, event);
+    if (!hover) return;
+    const QPointF pos = *hover;
     const double x = m_plot->xAxis->pixelToCoord(pos.x());
     QStringList lines;
     auto binLine = [x](const Histogram& h) -> QString {
@@ -532,19 +499,14 @@ void HistogramPlot::showToolTip(QMouseEvent* event) {
             lines << tr("outlier: %1").arg(QString::number(v, 'g', 7));
             break;
         }
-    if (lines.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(event->globalPosition().toPoint(), lines.join(QLatin1Char('\n')), m_plot);
+    showPlotToolTip(m_plot, event, lines.join(QLatin1Char('\n')));
 }
 
 void HistogramPlot::showContextMenu(const QPoint& pos) {
     QMenu menu(this);
     addPlotExportActions(&menu, m_plot, m_exportName, [this] { return csv(); });
     menu.addSeparator();
-    QAction* log = menu.addAction(tr("Logarithmic count"), this, [this](bool on) { setLogCount(on); });
-    log->setCheckable(true);
-    log->setChecked(m_logCount);
+    addCheckableAction(&menu, tr("Logarithmic count"), m_logCount, this, [this](bool on) { setLogCount(on); });
     menu.addAction(tr("Reset zoom"), this, [this] { resetView(); });
     menu.exec(m_plot->mapToGlobal(pos));
 }

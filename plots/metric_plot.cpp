@@ -18,8 +18,10 @@
 
 #include <qcustomplot.h>
 
+#include "plots/csv_text.h"
 #include "plots/legend_layout.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
 #include "plots/series_palette.h"
 
 namespace ql {
@@ -43,23 +45,9 @@ constexpr double kNonFiniteMarkY = 0.03;
 constexpr int kSliderSteps = 1000;  // slider value / 1000 = EMA weight
 constexpr double kMaxSmoothing = 0.999;
 
-QString formatValue(double v) {
-    if (std::isnan(v)) return QStringLiteral("nan");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
 QString shortValue(double v) {
-    if (!std::isfinite(v)) return formatValue(v);
+    if (!std::isfinite(v)) return shortestNumber(v);
     return QString::number(v, 'g', 6);
-}
-
-QString csvField(const QString& s) {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
-        return s;
-    QString quoted = s;
-    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-    return QLatin1Char('"') + quoted + QLatin1Char('"');
 }
 
 // Index of the step nearest to `x` in ascending `steps` (non-empty).
@@ -462,12 +450,7 @@ void MetricPlot::setTitle(const QString& title) {
         }
     } else {
         if (!m_title) {
-            m_plot->plotLayout()->insertRow(0);
-            m_title = new QCPTextElement(m_plot, QString());
-            m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-            m_title->setMargins(QMargins(10, 4, 10, 0));
-            m_plot->plotLayout()->addElement(0, 0, m_title);
-            m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+            m_title = insertPlotTitleRow(m_plot, 10);
             restyle();
         }
         m_title->setText(title);
@@ -592,14 +575,7 @@ void MetricPlot::rebuildLegend() {
 
 void MetricPlot::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(m_plot, m_style);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    if (m_title) {
-        QFont titleFont = m_style.font;
-        titleFont.setBold(true);
-        m_title->setFont(titleFont);
-        m_title->setTextColor(m_style.text);
-    }
+    applyPlotStyle(m_plot, m_style, m_title);
     m_crossLine->setPen(QPen(m_style.axis, 1, Qt::DashLine));
     QColor box = m_style.background;
     box.setAlpha(235);
@@ -818,15 +794,15 @@ QString MetricPlot::csv() const {
         for (size_t k = 0; k < count; ++k) {
             const Series& s = *m_series[k];
             if (next[k] < s.steps.size() && s.steps[next[k]] == step) {
-                raw.push_back(formatValue(s.values[next[k]]));
-                if (smoothing) smooth.push_back(formatValue(s.smoothed[next[k]]));
+                raw.push_back(shortestNumber(s.values[next[k]]));
+                if (smoothing) smooth.push_back(shortestNumber(s.smoothed[next[k]]));
                 ++next[k];
             } else {
                 raw.push_back(QString());
                 if (smoothing) smooth.push_back(QString());
             }
         }
-        out += formatValue(step) + QLatin1Char(',') + raw.join(QLatin1Char(','));
+        out += shortestNumber(step) + QLatin1Char(',') + raw.join(QLatin1Char(','));
         if (smoothing) out += QLatin1Char(',') + smooth.join(QLatin1Char(','));
         out += QLatin1Char('\n');
     }
@@ -837,12 +813,8 @@ void MetricPlot::showContextMenu(const QPoint& pos) {
     QMenu menu(this);
     addPlotExportActions(&menu, m_plot, m_exportName, [this] { return csv(); });
     menu.addSeparator();
-    QAction* log = menu.addAction(tr("Log y"), this, [this](bool on) { setLogY(on); });
-    log->setCheckable(true);
-    log->setChecked(m_logY);
-    QAction* follow = menu.addAction(tr("Follow newest step"), this, [this](bool on) { setFollow(on); });
-    follow->setCheckable(true);
-    follow->setChecked(m_follow);
+    addCheckableAction(&menu, tr("Log y"), m_logY, this, [this](bool on) { setLogY(on); });
+    addCheckableAction(&menu, tr("Follow newest step"), m_follow, this, [this](bool on) { setFollow(on); });
     menu.addAction(tr("Reset zoom"), this, [this] { resetZoom(); });
     menu.exec(m_plot->mapToGlobal(pos));
 }

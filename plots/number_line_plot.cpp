@@ -2,13 +2,15 @@
 #include "plots/number_line_plot.h"
 
 #include <QMenu>
-#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "plots/data_extent.h"
 #include "plots/plot_export.h"
+#include "plots/plot_header.h"
+#include "plots/plot_tool_tip.h"
 
 namespace ql {
 namespace {
@@ -39,24 +41,13 @@ NumberLinePlot::NumberLinePlot(QWidget* parent) : QCustomPlot(parent) {
     m_symLogTicker->setTickCount(14);
 
     // Title left and legend right in a header row above the axis, so neither covers data.
-    plotLayout()->insertRow(0);
-    auto* header = new QCPLayoutGrid;
-    plotLayout()->addElement(0, 0, header);
-    m_title = new QCPTextElement(this, QString());
-    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-    m_title->setMargins(QMargins(8, 4, 8, 0));
-    header->addElement(0, 0, m_title);
-    axisRect()->insetLayout()->take(legend);
-    header->addElement(0, 1, legend);
-    header->setColumnStretchFactors({3.0, 1.0});
+    PlotHeaderOptions header;
+    header.titleStretch = 3.0;
+    header.legendStretch = 1.0;
+    header.legendIconSize = QSize(12, 10);
+    m_title = insertPlotHeader(this, header).title;
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     legend->setWrap(0);
-    legend->setIconSize(12, 10);
-    legend->setMargins(QMargins(6, 2, 6, 2));
-    legend->setBorderPen(Qt::NoPen);
-    legend->setVisible(false);
-    plotLayout()->setRowStretchFactor(0, 0.001);
-    plotLayout()->setRowSpacing(0);
     axisRect()->setAutoMargins(QCP::msLeft | QCP::msRight | QCP::msBottom);
     axisRect()->setMargins(QMargins(12, 4, 12, 0));
 
@@ -284,37 +275,22 @@ void NumberLinePlot::rebuild(bool resetRange) {
 }
 
 void NumberLinePlot::resetView() {
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    DataExtent extent;
     auto take = [&](double v) {
-        if (!std::isfinite(v)) return;
-        lo = std::min(lo, toAxis(v));
-        hi = std::max(hi, toAxis(v));
+        if (std::isfinite(v)) extent.take(toAxis(v));
     };
     for (double v : m_grid) take(v);
     for (double v : m_inputs) take(v);
     for (double v : m_outputs) take(v);
     for (const auto& m : m_markers) take(m.first);
-    if (!std::isfinite(lo)) {
-        lo = -1;
-        hi = 1;
-    }
-    if (hi - lo <= 0) {
-        lo -= 1;
-        hi += 1;
-    }
-    const double pad = 0.04 * (hi - lo);
-    xAxis->setRange(lo - pad, hi + pad);
+    const auto [lower, upper] = extent.padded(0.04);
+    xAxis->setRange(lower, upper);
     replot(rpQueuedReplot);
 }
 
 void NumberLinePlot::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(this, m_style);
-    QFont titleFont = m_style.font;
-    titleFont.setBold(true);
-    m_title->setFont(titleFont);
-    m_title->setTextColor(m_style.text);
-    legend->setBorderPen(Qt::NoPen);
+    applyPlotStyle(this, m_style, m_title);
     rebuild(false);
 }
 
@@ -376,10 +352,7 @@ void NumberLinePlot::mouseMoveEvent(QMouseEvent* event) {
     } else if (grid >= 0) {
         text = m_gridToolTip ? m_gridToolTip(grid) : number(m_grid[static_cast<size_t>(grid)]);
     }
-    if (text.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+    showPlotToolTip(this, event, text);
     setCursor(sample >= 0 || grid >= 0 ? Qt::PointingHandCursor : Qt::ArrowCursor);
 }
 
@@ -416,12 +389,9 @@ void NumberLinePlot::showContextMenu(const QPoint& pos) {
     QMenu menu(this);
     addPlotExportActions(&menu, this, m_exportName, [this] { return toCsv(); });
     menu.addSeparator();
-    QAction* linear = menu.addAction(tr("Linear scale"), this, [this] { setScale(Scale::Linear); });
-    linear->setCheckable(true);
-    linear->setChecked(m_scale == Scale::Linear);
-    QAction* symlog = menu.addAction(tr("Symmetric log scale"), this, [this] { setScale(Scale::SymLog); });
-    symlog->setCheckable(true);
-    symlog->setChecked(m_scale == Scale::SymLog);
+    addCheckableAction(&menu, tr("Linear scale"), m_scale == Scale::Linear, this, [this](bool) { setScale(Scale::Linear); });
+    addCheckableAction(&menu, tr("Symmetric log scale"), m_scale == Scale::SymLog, this,
+                       [this](bool) { setScale(Scale::SymLog); });
     menu.addAction(tr("Reset zoom"), this, [this] { resetView(); });
     menu.exec(mapToGlobal(pos));
 }

@@ -88,4 +88,12 @@ void addPlotExportActions(QMenu* menu, QCustomPlot* plot, const QString& baseNam
     }
 }
 
+QAction* addCheckableAction(QMenu* menu, const QString& text, bool checked, const QObject* context,
+                            std::function<void(bool)> toggled) {
+    QAction* action = menu->addAction(text, context, std::move(toggled));
+    action->setCheckable(true);
+    action->setChecked(checked);
+    return action;
+}
+
 }  // namespace ql

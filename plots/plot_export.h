@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Saving QCustomPlot widgets as images and documents, and the standard export context menu.
+// Saving QCustomPlot widgets as images and documents, and the entries of the plots' context menus.
 #pragma once
 
 #include <QString>
 
 #include <functional>
 
+class QAction;
 class QCustomPlot;
 class QMenu;
+class QObject;
 class QWidget;
 
 namespace ql {
@@ -25,5 +27,10 @@ QString savePlotInteractively(QCustomPlot* plot, const QString& baseName);
 // `baseName` proposes the file name. Errors are shown in a message box parented to `plot`.
 void addPlotExportActions(QMenu* menu, QCustomPlot* plot, const QString& baseName,
                           const std::function<QString()>& csv);
+
+// Adds a check box entry `text` to `menu`, ticked when `checked`; picking it calls `toggled`
+// with the new state (not after `context` is destroyed).
+QAction* addCheckableAction(QMenu* menu, const QString& text, bool checked, const QObject* context,
+                            std::function<void(bool)> toggled);
 
 }  // namespace ql

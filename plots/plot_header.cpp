@@ -6,6 +6,19 @@
 namespace ql {
 namespace {
 
+QCPTextElement* createTitle(QCustomPlot* plot, int sideMargin) {
+    auto* title = new QCPTextElement(plot, QString());
+    title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+    title->setMargins(QMargins(sideMargin, 4, sideMargin, 0));
+    return title;
+}
+
+// The header row hugs its content: no stretch, no spacing to the axis rect.
+void keepHeaderRowTight(QCustomPlot* plot) {
+    plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    plot->plotLayout()->setRowSpacing(0);
+}
+
 // The width the legend needs with `columns` columns (and leaves it flowed that way).
 int legendWidth(QCPLegend* legend, int columns) {
     if (legend->wrap() != columns) {
@@ -26,6 +39,31 @@ bool place(QCPLayoutGrid* header, QCPLegend* legend, int row, int column) {
 }
 
 }  // namespace
+
+PlotHeader insertPlotHeader(QCustomPlot* plot, const PlotHeaderOptions& options) {
+    PlotHeader header;
+    plot->plotLayout()->insertRow(0);
+    header.grid = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(0, 0, header.grid);
+    header.title = createTitle(plot, options.titleSideMargin);
+    header.grid->addElement(0, 0, header.title);
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    header.grid->addElement(0, 1, plot->legend);
+    header.grid->setColumnStretchFactors({options.titleStretch, options.legendStretch});
+    plot->legend->setIconSize(options.legendIconSize);
+    plot->legend->setMargins(QMargins(6, 2, 6, 2));
+    plot->legend->setVisible(false);
+    keepHeaderRowTight(plot);
+    return header;
+}
+
+QCPTextElement* insertPlotTitleRow(QCustomPlot* plot, int titleSideMargin) {
+    plot->plotLayout()->insertRow(0);
+    QCPTextElement* title = createTitle(plot, titleSideMargin);
+    plot->plotLayout()->addElement(0, 0, title);
+    keepHeaderRowTight(plot);
+    return title;
+}
 
 void arrangePlotHeader(QCustomPlot* plot, QCPLayoutGrid* header, QCPTextElement* title, QCPLegend* legend,
                        int maxColumns) {

@@ -36,20 +36,22 @@ PlotStyle PlotStyle::fromPalette(const QPalette& palette, const QFont& font) {
     return s;
 }
 
-void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style) {
+void applyAxisStyle(QCPAxis* axis, const PlotStyle& style) {
+    axis->setBasePen(QPen(style.axis, 1));
+    axis->setTickPen(QPen(style.axis, 1));
+    axis->setSubTickPen(QPen(style.axis, 1));
+    axis->setTickLabelColor(style.text);
+    axis->setLabelColor(style.text);
+    axis->setTickLabelFont(style.font);
+    axis->setLabelFont(style.font);
+}
+
+void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style, QCPTextElement* title) {
     plot->setBackground(QBrush(style.background));
-    QFont tickFont = style.font;
-    QFont labelFont = style.font;
     for (QCPAxisRect* rect : plot->axisRects()) {
         rect->setBackground(QBrush(style.background));
         for (QCPAxis* axis : rect->axes()) {
-            axis->setBasePen(QPen(style.axis, 1));
-            axis->setTickPen(QPen(style.axis, 1));
-            axis->setSubTickPen(QPen(style.axis, 1));
-            axis->setTickLabelColor(style.text);
-            axis->setLabelColor(style.text);
-            axis->setTickLabelFont(tickFont);
-            axis->setLabelFont(labelFont);
+            applyAxisStyle(axis, style);
             axis->grid()->setPen(QPen(style.grid, 1, Qt::SolidLine));
             axis->grid()->setSubGridPen(QPen(style.grid, 1, Qt::DotLine));
             axis->grid()->setZeroLinePen(QPen(style.axis, 1));
@@ -57,9 +59,15 @@ void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style) {
     }
     if (plot->legend) {
         plot->legend->setBrush(QBrush(style.background));
-        plot->legend->setBorderPen(QPen(style.grid));
+        plot->legend->setBorderPen(Qt::NoPen);
         plot->legend->setTextColor(style.text);
         plot->legend->setFont(style.font);
+    }
+    if (title) {
+        QFont titleFont = style.font;
+        titleFont.setBold(true);
+        title->setFont(titleFont);
+        title->setTextColor(style.text);
     }
 }
 

@@ -7,6 +7,8 @@
 #include <QFont>
 #include <QPalette>
 
+class QCPAxis;
+class QCPTextElement;
 class QCustomPlot;
 
 namespace ql {
@@ -29,7 +31,11 @@ struct PlotStyle {
     static PlotStyle fromPalette(const QPalette& palette, const QFont& font);
 };
 
-// Applies the background, axis, grid and legend colours of `style` to every axis rect of `plot`.
-void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style);
+// Applies the background, axis, grid and legend colours of `style` to every axis rect of `plot`
+// and, when given, to its `title` (bold). Legends get no frame: they sit in the header row.
+void applyPlotStyle(QCustomPlot* plot, const PlotStyle& style, QCPTextElement* title = nullptr);
+
+// Axis line, ticks, labels and their font; for axes outside the axis rects (a colour scale).
+void applyAxisStyle(QCPAxis* axis, const PlotStyle& style);
 
 }  // namespace ql

@@ -3,7 +3,6 @@
 
 #include <QLabel>
 #include <QMenu>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "plots/csv_text.h"
 #include "plots/plot_export.h"
 #include "plots/plot_header.h"
+#include "plots/plot_tool_tip.h"
 
 namespace ql {
 namespace {
@@ -91,22 +91,9 @@ ScaleHistogramPlot::ScaleHistogramPlot(QWidget* parent) : QWidget(parent) {
     m_plot->xAxis->setTicker(QSharedPointer<PowerOfTwoTicker>::create());
     m_plot->yAxis->setLabel(tr("blocks (%)"));
 
-    m_plot->plotLayout()->insertRow(0);
-    m_header = new QCPLayoutGrid;
-    auto* header = m_header;
-    m_plot->plotLayout()->addElement(0, 0, header);
-    m_title = new QCPTextElement(m_plot, QString());
-    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
-    m_title->setMargins(QMargins(8, 4, 8, 0));
-    header->addElement(0, 0, m_title);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    header->addElement(0, 1, m_plot->legend);
-    header->setColumnStretchFactors({1.0, 3.0});
-    m_plot->legend->setIconSize(14, 10);
-    m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
-    m_plot->legend->setVisible(false);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
-    m_plot->plotLayout()->setRowSpacing(0);
+    const PlotHeader header = insertPlotHeader(m_plot);
+    m_header = header.grid;
+    m_title = header.title;
 
     m_group = new QCPBarsGroup(m_plot);
     m_group->setSpacingType(QCPBarsGroup::stAbsolute);
@@ -232,12 +219,7 @@ void ScaleHistogramPlot::resetView() {
 
 void ScaleHistogramPlot::restyle() {
     m_style = PlotStyle::fromPalette(palette(), font());
-    applyPlotStyle(m_plot, m_style);
-    QFont titleFont = m_style.font;
-    titleFont.setBold(true);
-    m_title->setFont(titleFont);
-    m_title->setTextColor(m_style.text);
-    m_plot->legend->setBorderPen(Qt::NoPen);
+    applyPlotStyle(m_plot, m_style, m_title);
     m_plot->xAxis->grid()->setVisible(true);
     // Whole binades stand out; the sub-ticks already mark the bins.
     m_plot->xAxis->grid()->setPen(QPen(m_style.axis, 1, Qt::DotLine));
@@ -277,13 +259,9 @@ QString ScaleHistogramPlot::csv() const {
 }
 
 void ScaleHistogramPlot::showToolTip(QMouseEvent* event) {
-    if (event->buttons() != Qt::NoButton) return;
-    const QPointF pos = event->position();
-    if (!m_plot->axisRect()->rect().contains(pos.toPoint())) {
-        QToolTip::hideText();
-        return;
-    }
-    const double x = m_plot->xAxis->pixelToCoord(pos.x());
+    const std::optional<QPointF> hover = axisRectHoverPosition(m_plot, event);
+    if (!hover) return;
+    const double x = m_plot->xAxis->pixelToCoord(hover->x());
     const int bin = static_cast<int>(std::floor(x * kBinsPerBinade));
     QStringList lines;
     for (const Slot& s : m_slots) {
@@ -292,14 +270,11 @@ void ScaleHistogramPlot::showToolTip(QMouseEvent* event) {
         lines << tr("%1: %2 (%3%)")
                      .arg(s.label, blocks(it->second), QString::number(100.0 * it->second / s.drawable, 'f', 1));
     }
-    if (lines.isEmpty()) {
-        QToolTip::hideText();
-        return;
-    }
-    lines.prepend(tr("scale in [%1, %2)")
-                      .arg(QString::number(std::exp2(binLog2(bin)), 'g', 4),
-                           QString::number(std::exp2(binLog2(bin + 1)), 'g', 4)));
-    QToolTip::showText(event->globalPosition().toPoint(), lines.join(QLatin1Char('\n')), m_plot);
+    if (!lines.isEmpty())
+        lines.prepend(tr("scale in [%1, %2)")
+                          .arg(QString::number(std::exp2(binLog2(bin)), 'g', 4),
+                               QString::number(std::exp2(binLog2(bin + 1)), 'g', 4)));
+    showPlotToolTip(m_plot, event, lines.join(QLatin1Char('\n')));
 }
 
 void ScaleHistogramPlot::showContextMenu(const QPoint& pos) {

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <sstream>
 
 #include "engine/api/errors.h"
 
@@ -77,6 +78,27 @@ double ArgParser::number(const std::string& option, double fallback) const {
     if (v->empty() || *end != '\0' || errno == ERANGE)
         throw UserError(command_ + ": option " + option + " expects a number, got '" + *v + "'");
     return r;
+}
+
+int64_t ArgParser::positive_integer(const std::string& option) const {
+    const int64_t v = integer(option, 0);
+    if (v < 0 || (has(option) && v == 0)) throw UserError(command_ + ": " + option + " must be a positive integer");
+    return v;
+}
+
+uint64_t ArgParser::seed() const {
+    const int64_t v = integer("--seed", 0);
+    if (v < 0) throw UserError(command_ + ": --seed must not be negative");
+    return static_cast<uint64_t>(v);
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
 }
 
 }  // namespace ql::cli

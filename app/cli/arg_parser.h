@@ -24,6 +24,11 @@ public:
     std::string required(const std::string& option) const;
     int64_t integer(const std::string& option, int64_t fallback) const;
     double number(const std::string& option, double fallback) const;
+    // An integer that must be > 0 when given; 0 when absent (the request's "use the default").
+    // UserError "<command>: <option> must be a positive integer".
+    int64_t positive_integer(const std::string& option) const;
+    // --seed: an integer >= 0, 0 when absent. UserError "<command>: --seed must not be negative".
+    uint64_t seed() const;
     const std::vector<std::string>& positional() const { return positional_; }
 
 private:
@@ -33,5 +38,8 @@ private:
     std::set<std::string> seen_flags_;
     std::vector<std::string> positional_;
 };
+
+// "a,b,,c" -> {"a", "b", "c"}: the items of a comma-separated option value, empty items dropped.
+std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace ql::cli

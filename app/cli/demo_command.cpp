@@ -30,11 +30,8 @@ int run(const std::vector<std::string>& args) {
     DemoRequest req;
     req.out_dir = p.value("--out").value_or("");
     req.force = p.has("--force");
-    req.steps = p.integer("--steps", 0);
-    if (req.steps < 0 || (p.has("--steps") && req.steps == 0)) throw UserError("demo: --steps must be a positive integer");
-    const int64_t seed = p.integer("--seed", 0);
-    if (seed < 0) throw UserError("demo: --seed must not be negative");
-    req.seed = static_cast<uint64_t>(seed);
+    req.steps = p.positive_integer("--steps");
+    req.seed = p.seed();
     const int64_t threads = p.integer("--threads", 0);
     if (threads < 0 || threads > 1024 || (p.has("--threads") && threads == 0))
         throw UserError("demo: --threads must be a positive integer");

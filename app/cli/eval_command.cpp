@@ -68,18 +68,10 @@ int run(const std::vector<std::string>& args) {
     req.teacher = p.value("--teacher").value_or("");
     req.split = p.value("--split").value_or("");
     if (!req.split.empty()) req.split = normalise_split_name(req.split);
-    req.samples = p.integer("--samples", 0);
-    if (req.samples < 0 || (p.has("--samples") && req.samples == 0))
-        throw UserError("eval: --samples must be a positive integer");
-    const int64_t seed = p.integer("--seed", 0);
-    if (seed < 0) throw UserError("eval: --seed must not be negative");
-    req.seed = static_cast<uint64_t>(seed);
-    req.sequence_length = p.integer("--seq-len", 0);
-    if (req.sequence_length < 0 || (p.has("--seq-len") && req.sequence_length == 0))
-        throw UserError("eval: --seq-len must be a positive integer");
-    req.batch_size = p.integer("--batch-size", 0);
-    if (req.batch_size < 0 || (p.has("--batch-size") && req.batch_size == 0))
-        throw UserError("eval: --batch-size must be a positive integer");
+    req.samples = p.positive_integer("--samples");
+    req.seed = p.seed();
+    req.sequence_length = p.positive_integer("--seq-len");
+    req.batch_size = p.positive_integer("--batch-size");
     req.token_dtype = p.value("--dtype").value_or("");
     if (!req.token_dtype.empty() && req.token_dtype != "uint16" && req.token_dtype != "uint32")
         throw UserError("eval: --dtype must be uint16 or uint32, got '" + req.token_dtype + "'");

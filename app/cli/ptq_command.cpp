@@ -70,16 +70,10 @@ int run(const std::vector<std::string>& args) {
     req.calibration = p.required("--calib");
     req.out_dir = p.value("--out").value_or("");
     req.force = p.has("--force");
-    auto positive = [&](const char* option, int64_t& out) {
-        out = p.integer(option, 0);
-        if (out < 0 || (p.has(option) && out == 0)) throw UserError(std::string("ptq: ") + option + " must be a positive integer");
-    };
-    positive("--samples", req.samples);
-    positive("--seq-len", req.sequence_length);
-    positive("--batch-size", req.batch_size);
-    const int64_t seed = p.integer("--seed", 0);
-    if (seed < 0) throw UserError("ptq: --seed must not be negative");
-    req.seed = static_cast<uint64_t>(seed);
+    req.samples = p.positive_integer("--samples");
+    req.sequence_length = p.positive_integer("--seq-len");
+    req.batch_size = p.positive_integer("--batch-size");
+    req.seed = p.seed();
     req.token_dtype = p.value("--dtype").value_or("");
     const std::optional<std::string> eval_data = p.value("--eval-data");
     if (eval_data && req.out_dir.empty()) throw UserError("ptq: --eval-data needs --out (the checkpoint to evaluate)");

@@ -3,7 +3,6 @@
 // per-layer sensitivity (loss change and KL when only that layer is quantized) and, with --bits,
 // an automatic mixed-precision recipe under a bits-per-weight budget (docs/CLI.md).
 #include <cstdio>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,15 +25,6 @@ const char* kUsage =
     "weight of those layers (scales included), writes it to F.json (use it with 'quantlab-cli ptq --recipe F.json')\n"
     "and measures the mixed model.";
 
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 int run(const std::vector<std::string>& args) {
     ArgParser p("sensitivity", {"--recipe", "--calib", "--data", "--samples", "--eval-samples", "--seed", "--bits", "--out-recipe"},
                 {"--json"});
@@ -48,9 +38,7 @@ int run(const std::vector<std::string>& args) {
     req.samples = p.integer("--samples", 0);
     req.eval_samples = p.integer("--eval-samples", 128);
     if (req.samples < 0 || req.eval_samples <= 0) throw UserError("sensitivity: sample counts must be positive");
-    const int64_t seed = p.integer("--seed", 0);
-    if (seed < 0) throw UserError("sensitivity: --seed must not be negative");
-    req.seed = static_cast<uint64_t>(seed);
+    req.seed = p.seed();
     req.bits_budget = p.number("--bits", 0);
     if (p.has("--bits") && !(req.bits_budget > 0)) throw UserError("sensitivity: --bits must be a positive number");
     if (p.has("--bits") != p.has("--out-recipe")) throw UserError("sensitivity: --bits and --out-recipe go together");

@@ -4,7 +4,6 @@
 // (docs/STATISTICS.md); --project stores them as layer statistics of a "stats" run.
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -30,15 +29,6 @@ const char* kUsage =
     "checkpoint's format first) the clipped fraction, weight MSE / SQNR, output SQNR and block scales.\n"
     "MODEL: an HF folder, 'demo' or a QuantLab quantized checkpoint. --project stores everything as layer\n"
     "statistics of a 'stats' run (docs/STATISTICS.md).";
-
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
 
 std::string db(double v) {
     if (std::isnan(v)) return "-";
@@ -87,12 +77,11 @@ int run(const std::vector<std::string>& args) {
     if (p.has("--layers")) req.layers = split_list(*p.value("--layers"));
     req.samples = p.integer("--samples", 32);
     req.sequence_length = p.integer("--seq-len", 0);
-    const int64_t seed = p.integer("--seed", 0), top_k = p.integer("--top-k", 16), bins = p.integer("--bins", 128);
+    req.seed = p.seed();
+    const int64_t top_k = p.integer("--top-k", 16), bins = p.integer("--bins", 128);
     if (req.samples <= 0 || req.sequence_length < 0) throw UserError("stats: --samples and --seq-len must be positive");
-    if (seed < 0) throw UserError("stats: --seed must not be negative");
     if (top_k < 0 || top_k > 1 << 20) throw UserError("stats: --top-k must be in [0, 1048576]");
     if (bins < 1 || bins > 1 << 16) throw UserError("stats: --bins must be in [1, 65536]");
-    req.seed = static_cast<uint64_t>(seed);
     req.top_k = static_cast<int>(top_k);
     req.bins = static_cast<int>(bins);
 

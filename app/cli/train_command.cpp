@@ -96,9 +96,7 @@ int run(const std::vector<std::string>& args) {
     if (positions != "all" && positions != "scored")
         throw UserError("train: --distill-positions is all or scored, got '" + positions + "'");
     req.distill_all_positions = positions == "all";
-    const int64_t seed = p.integer("--seed", 0);
-    if (seed < 0) throw UserError("train: --seed must not be negative");
-    req.seed = static_cast<uint64_t>(seed);
+    req.seed = p.seed();
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);

@@ -22,12 +22,15 @@
 
 namespace ql {
 
+class FileBytes;
+
 // Metadata value types, numbered as gguf.h's enum gguf_type.
 enum class GgufValueType : uint32_t {
     UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
     STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
 const char* gguf_value_type_name(GgufValueType t);  // "UINT8" ...; "?" outside the enum
+int gguf_scalar_size(GgufValueType t);  // bytes of one value: 1, 2, 4 or 8; 0 for STRING, ARRAY and unknown
 
 // The tensor types QuantLab reads and writes, numbered as ggml.h's enum ggml_type.
 enum class GgmlType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q8_0 = 8, MXFP4 = 39 };
@@ -145,7 +148,7 @@ public:
     std::vector<float> dequantize(const GgufTensorInfo& t) const;
 
 private:
-    struct Storage;
+    using Storage = FileBytes;
     GgufFile() = default;
     void validate();
 

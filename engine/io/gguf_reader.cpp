@@ -1,31 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // GgufFile (gguf_file.h): a memory-mapped GGUF file, validated field by field before use so that
 // a truncated or lying file is a UserError naming the file and the field, never a crash.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "engine/api/errors.h"
+#include "engine/io/file_bytes.h"
 #include "engine/io/gguf_file.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_precision.h"
 
 namespace ql {
-
-struct GgufFile::Storage {
-    const uint8_t* data = nullptr;
-    uint64_t size = 0;
-    void* map = nullptr;  // munmap on destruction (file)
-    std::string bytes;    // or an owned in-memory image
-    ~Storage() {
-        if (map) ::munmap(map, size);
-    }
-};
 
 namespace {
 
@@ -70,23 +55,6 @@ private:
     uint64_t n_, pos_ = 0;
     const std::string& file_;
 };
-
-int scalar_size(GgufValueType t) {
-    switch (t) {
-        case GgufValueType::UINT8:
-        case GgufValueType::INT8:
-        case GgufValueType::BOOL: return 1;
-        case GgufValueType::UINT16:
-        case GgufValueType::INT16: return 2;
-        case GgufValueType::UINT32:
-        case GgufValueType::INT32:
-        case GgufValueType::FLOAT32: return 4;
-        case GgufValueType::UINT64:
-        case GgufValueType::INT64:
-        case GgufValueType::FLOAT64: return 8;
-        default: return 0;
-    }
-}
 
 GgufValueType value_type(Cursor& c, const std::string& what) {
     const uint32_t t = c.get<uint32_t>(what + " type");
@@ -135,7 +103,7 @@ GgufValue read_array(Cursor& c, const std::string& what, int depth) {
         if (v.count > c.left() / 12) c.fail(what + ": count " + std::to_string(v.count) + " does not fit the file");
         for (uint64_t k = 0; k < v.count; ++k) v.items.push_back(read_array(c, what + "[" + std::to_string(k) + "]", depth + 1));
     } else {
-        const uint64_t es = static_cast<uint64_t>(scalar_size(v.array_type));
+        const uint64_t es = static_cast<uint64_t>(gguf_scalar_size(v.array_type));
         if (v.count > c.left() / es) c.fail(what + ": count " + std::to_string(v.count) + " does not fit the file");
         const uint8_t* p = c.take(v.count * es, what);
         v.raw.assign(p, p + v.count * es);
@@ -149,48 +117,23 @@ GgufValue read_array(Cursor& c, const std::string& what, int depth) {
 }  // namespace
 
 GgufFile GgufFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw UserError(path + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw UserError(path + ": cannot stat: " + std::strerror(err));
-    }
-    auto storage = std::make_shared<Storage>();
-    storage->size = static_cast<uint64_t>(st.st_size);
-    if (storage->size > 0) {
-        void* m = ::mmap(nullptr, storage->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            const int err = errno;
-            ::close(fd);
-            throw UserError(path + ": cannot map: " + std::strerror(err));
-        }
-        storage->map = m;
-        storage->data = static_cast<const uint8_t*>(m);
-    }
-    ::close(fd);
     GgufFile f;
     f.path_ = path;
-    f.storage_ = std::move(storage);
+    f.storage_ = FileBytes::map(path);
     f.validate();
     return f;
 }
 
 GgufFile GgufFile::parse(std::string bytes, const std::string& name) {
-    auto storage = std::make_shared<Storage>();
-    storage->bytes = std::move(bytes);
-    storage->data = reinterpret_cast<const uint8_t*>(storage->bytes.data());
-    storage->size = storage->bytes.size();
     GgufFile f;
     f.path_ = name;
-    f.storage_ = std::move(storage);
+    f.storage_ = FileBytes::own(std::move(bytes));
     f.validate();
     return f;
 }
 
 void GgufFile::validate() {
-    Cursor c(storage_->data, storage_->size, path_);
+    Cursor c(storage_->data(), storage_->size(), path_);
     c.need(4, "magic");
     if (std::memcmp(c.take(4, "magic"), "GGUF", 4) != 0) c.fail("bad magic: not a GGUF file (expected \"GGUF\")");
     version_ = c.get<uint32_t>("version");
@@ -241,8 +184,8 @@ void GgufFile::validate() {
     }
 
     data_offset_ = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
-    const uint64_t data_size = storage_->size >= data_offset_ ? storage_->size - data_offset_ : 0;
-    if (!tensors_.empty() && storage_->size < data_offset_)
+    const uint64_t data_size = storage_->size() >= data_offset_ ? storage_->size() - data_offset_ : 0;
+    if (!tensors_.empty() && storage_->size() < data_offset_)
         throw UserError(path_ + ": truncated: the data section (at byte " + std::to_string(data_offset_) + ") is missing");
     // Offsets: aligned, inside the data section, no two tensors overlapping.
     std::vector<const GgufTensorInfo*> by_offset;
@@ -284,7 +227,7 @@ const GgufTensorInfo& GgufFile::tensor(const std::string& name) const {
     return *t;
 }
 
-const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& t) const { return storage_->data + data_offset_ + t.offset; }
+const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& t) const { return storage_->data() + data_offset_ + t.offset; }
 
 std::vector<float> GgufFile::dequantize(const GgufTensorInfo& t) const {
     const int64_t n = t.numel();

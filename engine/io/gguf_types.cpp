@@ -27,6 +27,23 @@ const char* gguf_value_type_name(GgufValueType t) {
     return "?";
 }
 
+int gguf_scalar_size(GgufValueType t) {
+    switch (t) {
+        case GgufValueType::UINT8:
+        case GgufValueType::INT8:
+        case GgufValueType::BOOL: return 1;
+        case GgufValueType::UINT16:
+        case GgufValueType::INT16: return 2;
+        case GgufValueType::UINT32:
+        case GgufValueType::INT32:
+        case GgufValueType::FLOAT32: return 4;
+        case GgufValueType::UINT64:
+        case GgufValueType::INT64:
+        case GgufValueType::FLOAT64: return 8;
+        default: return 0;
+    }
+}
+
 const char* ggml_type_name(GgmlType t) {
     switch (t) {
         case GgmlType::F32: return "F32";

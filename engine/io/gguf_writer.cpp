@@ -21,23 +21,6 @@ void put_string(std::string& out, const std::string& s) {
     out += s;
 }
 
-int scalar_size(GgufValueType t) {
-    switch (t) {
-        case GgufValueType::UINT8:
-        case GgufValueType::INT8:
-        case GgufValueType::BOOL: return 1;
-        case GgufValueType::UINT16:
-        case GgufValueType::INT16: return 2;
-        case GgufValueType::UINT32:
-        case GgufValueType::INT32:
-        case GgufValueType::FLOAT32: return 4;
-        case GgufValueType::UINT64:
-        case GgufValueType::INT64:
-        case GgufValueType::FLOAT64: return 8;
-        default: return 0;
-    }
-}
-
 void put_value_body(std::string& out, const GgufValue& v, const std::string& key) {
     switch (v.type) {
         case GgufValueType::STRING: put_string(out, v.s); return;
@@ -60,7 +43,7 @@ void put_value_body(std::string& out, const GgufValue& v, const std::string& key
                     put_value_body(out, item, key);
                 }
             } else {
-                const int es = scalar_size(v.array_type);
+                const int es = gguf_scalar_size(v.array_type);
                 if (es == 0 || v.raw.size() != v.count * static_cast<uint64_t>(es))
                     throw UserError("GGUF metadata '" + key + "': array bytes do not match " + std::to_string(v.count) +
                                     " elements of " + gguf_value_type_name(v.array_type));
@@ -69,7 +52,7 @@ void put_value_body(std::string& out, const GgufValue& v, const std::string& key
             return;
         }
         default: {
-            const int n = scalar_size(v.type);
+            const int n = gguf_scalar_size(v.type);
             if (n == 0) throw UserError("GGUF metadata '" + key + "': unknown value type");
             // Little-endian host: the low n bytes of the 64-bit slot are the value.
             const uint64_t bits = (v.type == GgufValueType::INT8 || v.type == GgufValueType::INT16 ||

@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/io/safetensors_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -15,6 +9,7 @@
 
 #include "engine/api/errors.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/file_bytes.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/utf8.h"
 
@@ -118,63 +113,17 @@ int64_t SafetensorsFile::TensorInfo::numel() const {
     return static_cast<int64_t>(n);
 }
 
-// The file's bytes: a read-only private mapping, or an owned copy for parse().
-struct SafetensorsFile::Storage {
-    const uint8_t* data = nullptr;
-    uint64_t size = 0;
-    std::string owned;
-    void* map = nullptr;
-    size_t map_size = 0;
-
-    Storage() = default;
-    Storage(const Storage&) = delete;
-    Storage& operator=(const Storage&) = delete;
-    ~Storage() {
-        if (map) ::munmap(map, map_size);
-    }
-};
-
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw UserError(path + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw UserError(path + ": cannot stat: " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw UserError(path + ": not a regular file");
-    }
-    auto storage = std::make_shared<Storage>();
-    storage->size = static_cast<uint64_t>(st.st_size);
-    if (st.st_size > 0) {
-        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            const int err = errno;
-            ::close(fd);
-            throw UserError(path + ": cannot map: " + std::strerror(err));
-        }
-        storage->map = m;
-        storage->map_size = static_cast<size_t>(st.st_size);
-        storage->data = static_cast<const uint8_t*>(m);
-    }
-    ::close(fd);  // the mapping keeps the file alive
-    return validate(std::move(storage), path);
+    return validate(FileBytes::map(path), path);
 }
 
 SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& name) {
-    auto storage = std::make_shared<Storage>();
-    storage->owned = std::move(bytes);
-    storage->data = reinterpret_cast<const uint8_t*>(storage->owned.data());
-    storage->size = storage->owned.size();
-    return validate(std::move(storage), name);
+    return validate(FileBytes::own(std::move(bytes)), name);
 }
 
 SafetensorsFile SafetensorsFile::validate(std::shared_ptr<const Storage> storage, const std::string& path) {
-    const uint8_t* bytes = storage->data;
-    const uint64_t size = storage->size;
+    const uint8_t* bytes = storage->data();
+    const uint64_t size = storage->size();
     if (size < 8) fail(path, "the file has " + std::to_string(size) + " bytes, too few for the 8-byte header length");
     const uint64_t n = read_u64_le(bytes);
     if (n > kMaxHeaderSize)
@@ -297,7 +246,7 @@ SafetensorsFile SafetensorsFile::validate(std::shared_ptr<const Storage> storage
     return f;
 }
 
-uint64_t SafetensorsFile::file_size() const { return storage_ ? storage_->size : 0; }
+uint64_t SafetensorsFile::file_size() const { return storage_ ? storage_->size() : 0; }
 
 std::vector<std::string> SafetensorsFile::names() const {
     std::vector<std::string> out;
@@ -319,7 +268,7 @@ const SafetensorsFile::TensorInfo& SafetensorsFile::info(const std::string& name
 TensorBytes SafetensorsFile::bytes(const std::string& name) const { return bytes(info(name)); }
 
 TensorBytes SafetensorsFile::bytes(const TensorInfo& t) const {
-    return TensorBytes{storage_->data + t.offset, t.size, storage_};
+    return TensorBytes{storage_->data() + t.offset, t.size, storage_};
 }
 
 // ---- writing ------------------------------------------------------------------------------

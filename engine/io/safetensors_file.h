@@ -30,6 +30,8 @@
 
 namespace ql {
 
+class FileBytes;
+
 // Every dtype the reference knows, in its order (increasing alignment); the writer sorts by it.
 enum class SafetensorsDtype {
     BOOL, F4, F6_E2M3, F6_E3M2, U8, I8, F8_E5M2, F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ,
@@ -79,7 +81,7 @@ public:
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
 private:
-    struct Storage;
+    using Storage = FileBytes;
     SafetensorsFile() = default;
     static SafetensorsFile validate(std::shared_ptr<const Storage> storage, const std::string& path);
 

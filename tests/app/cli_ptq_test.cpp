@@ -115,6 +115,23 @@ TEST(CliPtq, BadRecipesFailWithOneLineNamingTheField) {
     fs::remove_all(dir);
 }
 
+TEST(CliPtq, BadCountsAndSeedsFailNamingTheCommandAndOption) {
+    // Checked while parsing, before the model is opened.
+    const std::vector<std::string> model{kLlama, "--recipe", "nvfp4_default", "--calib", "synthetic:random-tokens"};
+    auto error = [&](const std::string& command, std::vector<std::string> extra) {
+        std::vector<std::string> args{command};
+        args.insert(args.end(), model.begin(), model.end());
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        return r.err;
+    };
+    EXPECT_NE(error("ptq", {"--samples", "0"}).find("ptq: --samples must be a positive integer"), std::string::npos);
+    EXPECT_NE(error("ptq", {"--batch-size", "-2"}).find("ptq: --batch-size must be a positive integer"), std::string::npos);
+    EXPECT_NE(error("ptq", {"--seed", "-1"}).find("ptq: --seed must not be negative"), std::string::npos);
+    EXPECT_NE(error("sensitivity", {"--seed", "-1"}).find("sensitivity: --seed must not be negative"), std::string::npos);
+}
+
 TEST(CliSensitivity, RanksLayersAndSearchesAMixedRecipeWithinTheBudget) {
     const std::string dir = make_temp_dir();
     const CliResult r = run_cli({"sensitivity", kLlama, "--recipe", "NVFP4_DEFAULT,FP8_DEFAULT", "--calib",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Shared by the export tests: the golden tiny Llama (hidden 64, MLP 96, 2 layers) quantized
-// with a recipe on a few random-token calibration sequences, and temporary folders.
+// Shared by the engine tests that run tiny models: the golden tiny Llama (hidden 64, MLP 96,
+// 2 layers) quantized with a recipe on a few random-token calibration sequences, random images
+// for the small CNN, and temporary folders.
 #pragma once
 
 #include <ATen/Functions.h>
@@ -28,13 +29,25 @@ inline std::string temp_dir(const char* tag) {
     return mkdtemp(tmpl.data());
 }
 
-inline Dataset tokens_for(const OpenedModel& m, int64_t samples, uint64_t seed) {
+// `samples` random-token training sequences of `sequence_length` tokens for `m`.
+inline Dataset tokens_for(const OpenedModel& m, int64_t samples, uint64_t seed, int64_t sequence_length = 16) {
     DataOptions o;
     o.split = DataSplit::Train;
     o.samples = samples;
     o.seed = seed;
-    o.sequence_length = 16;
+    o.sequence_length = sequence_length;
     return load_dataset("synthetic:random-tokens", o, m.data);
+}
+
+// `count` uniform [0, 1) 28x28 one-channel images (from ATen's global generator), all of class 0:
+// inputs for the small CNN (cnn_config()).
+inline Dataset random_images(int64_t count) {
+    Dataset images;
+    images.kind = Dataset::Kind::Images;
+    images.name = "random images";
+    images.inputs = at::rand({count, 1, 28, 28}, at::TensorOptions().dtype(at::kFloat));
+    images.targets = at::zeros({count}, at::kLong);
+    return images;
 }
 
 struct QuantizedTiny {

@@ -5,8 +5,6 @@
 #include "engine/io/gguf_file.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +19,7 @@
 #include "engine/io/whole_file.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_precision.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
@@ -354,26 +353,36 @@ TEST(GgufFile, UnwritableFolderIsAUserErrorNamingThePath) {
     fs::remove_all(dir);
 }
 
+TEST(GgufFile, ScalarSizesAreTheGgufSpecsAndZeroForStringsAndArrays) {
+    // gguf.md: value types 0..12; STRING and ARRAY have no fixed size.
+    const std::pair<GgufValueType, int> sizes[] = {
+        {GgufValueType::UINT8, 1},   {GgufValueType::INT8, 1},    {GgufValueType::BOOL, 1},
+        {GgufValueType::UINT16, 2},  {GgufValueType::INT16, 2},   {GgufValueType::UINT32, 4},
+        {GgufValueType::INT32, 4},   {GgufValueType::FLOAT32, 4}, {GgufValueType::UINT64, 8},
+        {GgufValueType::INT64, 8},   {GgufValueType::FLOAT64, 8}, {GgufValueType::STRING, 0},
+        {GgufValueType::ARRAY, 0}};
+    for (const auto& [type, bytes] : sizes) EXPECT_EQ(gguf_scalar_size(type), bytes) << gguf_value_type_name(type);
+    EXPECT_EQ(gguf_scalar_size(static_cast<GgufValueType>(13)), 0);
+}
+
+TEST(GgufFile, OpeningAFolderOrAMissingFileNamesThePath) {
+    const std::string dir = temp_dir();
+    EXPECT_EQ(test::user_error_text([&] { GgufFile::open(dir); }), dir + ": not a regular file");
+    EXPECT_EQ(test::user_error_text([&] { GgufFile::open(dir + "/none.gguf"); }),
+              dir + "/none.gguf: cannot open: No such file or directory");
+    fs::remove_all(dir);
+}
+
 TEST(GgufFile, FullDiskErrorNamesThePathAndLeavesNoFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
     const std::string dir = temp_dir();
     const std::vector<uint8_t> big(1 << 20, 1);
-    struct rlimit old {};
-    getrlimit(RLIMIT_FSIZE, &old);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old;
-    small.rlim_cur = 64 * 1024;
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-    std::string msg;
-    try {
+    const std::string msg = test::user_error_text_with_file_size_limit(64 * 1024, [&] {
         GgufWriter w(dir + "/big.gguf", false);
         w.add_tensor("w", {1 << 18}, GgmlType::F32);
         w.write_tensor_data(big.data(), big.size());
         w.commit();
-    } catch (const UserError& e) {
-        msg = e.what();
-    }
-    setrlimit(RLIMIT_FSIZE, &old);
+    });
     EXPECT_NE(msg.find(dir + "/big.gguf: write failed: File too large"), std::string::npos) << msg;
     EXPECT_FALSE(fs::exists(dir + "/big.gguf"));
     EXPECT_FALSE(fs::exists(dir + "/big.gguf.partial"));

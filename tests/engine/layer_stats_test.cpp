@@ -23,6 +23,7 @@
 #include "engine/quant/recipe.h"
 #include "engine/stats/format_fit.h"
 #include "engine/stats/layer_statistics.h"
+#include "tests/engine/export_test_support.h"
 
 namespace ql {
 namespace {
@@ -418,11 +419,7 @@ TEST(RunLayerStats, AQuantizedCheckpointReportsItsFormatAndPtqsOwnErrors) {
 
 TEST(MeasureLayerStatistics, Conv2dLayersMatchPtqsOutputSqnrOnTheSameImages) {
     auto model = create_model(cnn_config(), 3);
-    Dataset images;
-    images.kind = Dataset::Kind::Images;
-    images.name = "random images";
-    images.inputs = at::rand({24, 1, 28, 28}, at::TensorOptions().dtype(at::kFloat));
-    images.targets = at::zeros({24}, at::kLong);
+    const Dataset images = test::random_images(24);
     NullJobSink sink;
     CancellationToken cancel;
     LayerStatsOptions o;

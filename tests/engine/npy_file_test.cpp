@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <csignal>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "engine/api/errors.h"
 #include "engine/io/npy_file.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
@@ -140,19 +139,8 @@ TEST(NpyFile, FailedWriteLeavesNoFileUnderTheFinalName) {
 TEST(NpyFile, FullDiskErrorNamesThePathAndRemovesThePartialFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
     const std::string dir = temp_dir();
-    struct rlimit old {};
-    getrlimit(RLIMIT_FSIZE, &old);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old;
-    small.rlim_cur = 4096;
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-    std::string msg;
-    try {
-        write_npy(dir + "/big.npy", NdArray::zeros(DType::Float32, {100000}));
-    } catch (const UserError& e) {
-        msg = e.what();
-    }
-    setrlimit(RLIMIT_FSIZE, &old);
+    const std::string msg = test::user_error_text_with_file_size_limit(
+        4096, [&] { write_npy(dir + "/big.npy", NdArray::zeros(DType::Float32, {100000})); });
     EXPECT_NE(msg.find(dir + "/big.npy"), std::string::npos) << msg;
     EXPECT_NE(msg.find("write failed"), std::string::npos) << msg;
     EXPECT_NE(access((dir + "/big.npy").c_str(), F_OK), 0);

@@ -17,18 +17,16 @@
 #include "engine/models/builtin_models.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
+#include "tests/engine/export_test_support.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+const std::string kLlama = test::tiny_llama();
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-ptq-XXXXXX";
-    return mkdtemp(tmpl);
-}
+std::string temp_dir() { return test::temp_dir("ptq"); }
 
 std::string write_recipe(const std::string& dir, const std::string& name, const std::string& json) {
     const std::string path = dir + "/" + name + ".json";
@@ -37,12 +35,7 @@ std::string write_recipe(const std::string& dir, const std::string& name, const 
 }
 
 Dataset calibration_for(const OpenedModel& m, int64_t samples = 32, uint64_t seed = 0) {
-    DataOptions o;
-    o.split = DataSplit::Train;
-    o.samples = samples;
-    o.seed = seed;
-    o.sequence_length = 32;
-    return load_dataset("synthetic:random-tokens", o, m.data);
+    return test::tokens_for(m, samples, seed, 32);
 }
 
 struct Quantized {
@@ -311,11 +304,7 @@ namespace {
 
 TEST(PtqPipeline, Conv2dLayersQuantizeWeightsPerChannelAndInputsAlongChannels) {
     auto model = create_model(cnn_config(), 3);
-    Dataset images;
-    images.kind = Dataset::Kind::Images;
-    images.name = "random images";
-    images.inputs = at::rand({24, 1, 28, 28}, at::TensorOptions().dtype(at::kFloat));
-    images.targets = at::zeros({24}, at::kLong);
+    const Dataset images = test::random_images(24);
     NullJobSink sink;
     CancellationToken cancel;
     for (const std::string preset : {"FP8_DEFAULT", "MXFP8", "NVFP4_DEFAULT"}) {

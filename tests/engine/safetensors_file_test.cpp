@@ -2,15 +2,14 @@
 #include "engine/io/safetensors_file.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <random>
 
 #include "engine/api/errors.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
@@ -391,19 +390,9 @@ TEST(SafetensorsFile, FullDiskErrorNamesThePathAndLeavesNoFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
     const std::string dir = temp_dir();
     const std::vector<uint8_t> big(1 << 20, 1);
-    struct rlimit old {};
-    getrlimit(RLIMIT_FSIZE, &old);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old;
-    small.rlim_cur = 64 * 1024;
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-    std::string msg;
-    try {
+    const std::string msg = test::user_error_text_with_file_size_limit(64 * 1024, [&] {
         write_safetensors(dir + "/big.safetensors", {{"w", SafetensorsDtype::U8, {1 << 20}, big.data(), big.size()}});
-    } catch (const UserError& e) {
-        msg = e.what();
-    }
-    setrlimit(RLIMIT_FSIZE, &old);
+    });
     EXPECT_NE(msg.find(dir + "/big.safetensors: write failed"), std::string::npos) << msg;
     EXPECT_NE(access((dir + "/big.safetensors").c_str(), F_OK), 0);
     EXPECT_NE(access((dir + "/big.safetensors.partial").c_str(), F_OK), 0);

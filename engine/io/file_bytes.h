@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The bytes behind the checkpoint readers (SafetensorsFile, GgufFile): a file mapped read-only,
+// or an in-memory image. Shared (shared_ptr) by a reader and the tensor views into it, so a view
+// stays valid after the reader is gone.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ql {
+
+class FileBytes {
+public:
+    // Maps the regular file `path` whole (PROT_READ, MAP_PRIVATE); an empty file maps nothing.
+    // UserError "<path>: cannot open: <reason>", "cannot stat", "not a regular file", "cannot map".
+    static std::shared_ptr<const FileBytes> map(const std::string& path);
+    // Takes `bytes` as the file's contents.
+    static std::shared_ptr<const FileBytes> own(std::string bytes);
+
+    const uint8_t* data() const { return data_; }  // `size()` bytes; null when empty
+    uint64_t size() const { return size_; }
+
+    FileBytes() = default;  // an empty file
+    FileBytes(const FileBytes&) = delete;
+    FileBytes& operator=(const FileBytes&) = delete;
+    ~FileBytes();
+
+private:
+    const uint8_t* data_ = nullptr;
+    uint64_t size_ = 0;
+    void* map_ = nullptr;  // munmap'ed on destruction
+    std::string owned_;
+};
+
+}  // namespace ql
