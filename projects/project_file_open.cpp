@@ -116,6 +116,18 @@ int probe(Connection& connection) {
 }
 
 Connection open_read_only(const fs::path& file) {
+    // Where the file and its folder are writable, a reader opens the file read-write (and the
+    // project sets query_only): a WAL reader must be able to create FILE-shm. Opened with
+    // mode=ro between two writers' connections (no -shm, empty WAL) it would fall back to
+    // immutable below and never see the points a writer (quantlab-cli, another GUI) adds later.
+    if (why_read_only(file).empty()) {
+        Connection rw(file, sqlite_file_uri(file), SQLITE_OPEN_READWRITE | kOpenFlags);
+        // A reader that is the last to close must not checkpoint: read-only never writes the file.
+        sqlite3_db_config(rw.handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+        const int rc = probe(rw);
+        if (rc == SQLITE_OK) return rw;
+        rw.fail(rc, "reading it");
+    }
     Connection c(file, sqlite_file_uri(file, "mode=ro"), SQLITE_OPEN_READONLY | kOpenFlags);
     const int rc = probe(c);
     if (rc == SQLITE_OK) return c;

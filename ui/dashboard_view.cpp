@@ -84,8 +84,8 @@ QList<qint64> DashboardView::runs() const {
     return ids;
 }
 
-void DashboardView::setRuns(const QList<QPair<qint64, QString>>& runs) {
-    if (runs == m_runs) return;
+QList<qint64> DashboardView::setRuns(const QList<QPair<qint64, QString>>& runs) {
+    if (runs == m_runs) return {};
     // Runs that stay keep their curves (the watcher sends only new points for them) and their
     // colour; only the series of runs no longer selected go.
     QSet<qint64> keep;
@@ -108,8 +108,15 @@ void DashboardView::setRuns(const QList<QPair<qint64, QString>>& runs) {
         while (used.contains(index)) ++index;
         m_colors.insert(r.first, index);
     }
+    QList<qint64> added;
+    for (const auto& r : runs) {
+        bool had = false;
+        for (const auto& old : m_runs) had = had || old.first == r.first;
+        if (!had) added << r.first;
+    }
     m_runs = runs;
     m_hint->setVisible(runs.isEmpty());
+    return added;
 }
 
 qint64 DashboardView::pointCount(qint64 runId, const QString& series) const { return m_counts.value(key(runId, series)); }

@@ -23,8 +23,9 @@ class DashboardView : public QWidget {
 public:
     explicit DashboardView(QWidget* parent = nullptr);
 
-    // The runs to show (ids with names for the legends), in the order they get colours.
-    void setRuns(const QList<QPair<qint64, QString>>& runs);
+    // The runs to show (ids with names for the legends), in the order they get colours. Returns
+    // the runs that were not shown before: their whole series must be (re)loaded.
+    QList<qint64> setRuns(const QList<QPair<qint64, QString>>& runs);
     void addSeries(const QVector<SeriesChunk>& chunks);
     QList<qint64> runs() const;
     // Points shown for (run, series name); tests and screenshots read it.

@@ -45,6 +45,13 @@ public:
         for (qint64 id : now) m_series.try_emplace(id);
         poll();
     }
+    void reload(const QList<qint64>& ids) {
+        for (qint64 id : ids) {
+            auto it = m_series.find(id);
+            if (it != m_series.end()) it->second.clear();  // every series counts as new: sent whole
+        }
+        poll();
+    }
     void setInterval(int ms) { m_timer->setInterval(ms); }
 
     void poll() {
@@ -186,6 +193,10 @@ void ProjectWatcher::setProject(const QString& path) {
 
 void ProjectWatcher::setWatchedRuns(const QList<qint64>& runIds) {
     QMetaObject::invokeMethod(m_poller, [p = m_poller, runIds] { p->setWatched(runIds); }, Qt::QueuedConnection);
+}
+
+void ProjectWatcher::reloadRuns(const QList<qint64>& runIds) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, runIds] { p->reload(runIds); }, Qt::QueuedConnection);
 }
 
 void ProjectWatcher::refresh() {

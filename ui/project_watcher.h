@@ -53,6 +53,8 @@ public:
     // The runs whose series stream through seriesArrived(); each newly watched run first gets
     // its whole series (reset = true), then only new points.
     void setWatchedRuns(const QList<qint64>& runIds);
+    // Sends the whole series of these watched runs again (reset = true).
+    void reloadRuns(const QList<qint64>& runIds);
     // Poll now instead of at the next tick (after this GUI wrote something).
     void refresh();
     // Milliseconds between polls (default 250).

@@ -412,8 +412,11 @@ void Workbench::onSelectionChanged(const QList<qint64>& ids) {
             shown.append({id, QStringLiteral("#%1 %2 %3").arg(id).arg(r->kind.toUpper(), r->recipe.isEmpty() ? r->name : r->recipe)});
             rows.push_back(*r);
         }
-    m_dashboard->setRuns(shown);
+    const QList<qint64> added = m_dashboard->setRuns(shown);
     m_watcher->setWatchedRuns(ids);
+    // A run that (re)appears on the dashboard gets its whole series again, whatever the watcher
+    // sent while it was not shown (a chunk for a run not shown is dropped).
+    if (!added.isEmpty()) m_watcher->reloadRuns(added);
     m_compare->setRuns(rows);
     bool resumable = false;
     if (rows.size() == 1) {

@@ -58,5 +58,25 @@ TEST(LiveReader, SeesARunGrowWhileAnotherProcessWritesIt) {
     EXPECT_EQ(reader.load_series(run, "lr").size(), 3000u);
 }
 
+// The GUI may open a project between two of quantlab-cli's connections, when SQLite has removed
+// FILE-shm and FILE-wal: the reader must still see what is written afterwards (it once fell back
+// to an immutable snapshot there and never saw a point).
+TEST(LiveReader, AReaderOpenedWhileNoWriterIsConnectedSeesLaterWrites) {
+    test::TempDir dir;
+    const auto file = dir / "p.qlab";
+    ProjectFile::create(file);  // and closed: SQLite removes FILE-shm with the last connection
+    ASSERT_FALSE(std::filesystem::exists(file.string() + "-shm"));
+    const ProjectFile reader = ProjectFile::open(file, OpenMode::ReadOnly);
+    EXPECT_TRUE(reader.runs().empty());
+    test::ChildProcess writer({QUANTLAB_PROJECT_WRITER_FIXTURE, file.string(), "50", "0", "0", "50"});
+    EXPECT_EQ(writer.wait(), 0);
+    ASSERT_EQ(reader.runs().size(), 1u);
+    const std::int64_t run = reader.runs().front().id;
+    EXPECT_EQ(reader.load_series(run, "loss").size(), 50u);
+    EXPECT_EQ(reader.run(run).status, RunStatus::Completed);
+    // Reading never wrote: the reader refuses writes.
+    EXPECT_THROW(const_cast<ProjectFile&>(reader).add_note(std::nullopt, "x"), std::exception);
+}
+
 }  // namespace
 }  // namespace ql::projects

@@ -208,6 +208,8 @@ TEST_F(WorkbenchTest, WatchesARunThatQuantlabCliWritesInAnotherProcess) {
               {QStringLiteral("train"), QStringLiteral("qad"), QStringLiteral("demo"), QStringLiteral("--recipe"),
                QStringLiteral("NVFP4_DEFAULT"), QStringLiteral("--data"), QStringLiteral("synthetic:arith"),
                QStringLiteral("--steps"), QStringLiteral("40"), QStringLiteral("--batch-size"), QStringLiteral("8"),
+               // Small evaluations and calibration: the test is about watching, not accuracy.
+               QStringLiteral("--eval-samples"), QStringLiteral("64"), QStringLiteral("--calib-samples"), QStringLiteral("16"),
                QStringLiteral("--out"), out, QStringLiteral("--force"), QStringLiteral("--project"), project});
     ASSERT_TRUE(cli.waitForStarted(10000));
     ASSERT_TRUE(waitFor([&] { return QFileInfo::exists(project); }, 60000)) << cli.readAll().toStdString();
@@ -215,7 +217,7 @@ TEST_F(WorkbenchTest, WatchesARunThatQuantlabCliWritesInAnotherProcess) {
     ASSERT_TRUE(waitFor([&] { return w->explorer()->runs().size() == 1; }, 30000));
     const qint64 run = w->explorer()->runs().front().id;
     w->explorer()->selectRuns({run});
-    ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 1; }, 120000))
+    ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 1; }, 240000))
         << cli.readAll().toStdString();
     ASSERT_TRUE(cli.waitForFinished(180000));
     EXPECT_EQ(cli.exitCode(), 0) << cli.readAll().toStdString();
