@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "engine/api/errors.h"
 #include "projects/process_identity.h"
@@ -44,11 +43,9 @@ std::uintmax_t size_or_zero(const fs::path& p) {
     return ec ? 0 : n;
 }
 
-// Checks what can be checked from the bytes alone, before SQLite opens the file: that it is
-// an SQLite database at all, and that it is as long as its header says (sqlite.org/fileformat.html
-// §1.3). A WAL with content may legitimately hold pages beyond the file's end, so the length
-// check only applies when there is none.
-void check_header(const fs::path& file) {
+// What a stat() tells before SQLite opens the file: that it exists, is a regular file and is not
+// empty (SQLite would happily make an empty file a new database). Returns its size in bytes.
+std::uintmax_t check_file(const fs::path& file) {
     std::error_code ec;
     const fs::file_status status = fs::status(file, ec);
     if (ec || !fs::exists(status)) throw UserError("project file " + quoted(file) + " does not exist");
@@ -56,13 +53,19 @@ void check_header(const fs::path& file) {
     const std::uintmax_t size = fs::file_size(file, ec);
     if (ec) throw UserError("cannot read " + quoted(file) + ": " + ec.message());
     if (size == 0) throw UserError(quoted(file) + " is empty, not a QuantLab project");
+    return size;
+}
 
+// Checks what the header alone tells, before SQLite reads the file: that it is an SQLite
+// database at all, and that it is as long as its header says (sqlite.org/fileformat.html §1.3).
+// A WAL with content may legitimately hold pages beyond the file's end, so the length check
+// only applies when there is none. The bytes come through the connection's own descriptor
+// (see Connection::read_file_start for why never through a second one).
+void check_header(const Connection& c, const fs::path& file, std::uintmax_t size) {
     unsigned char header[100] = {};
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw UserError("cannot read " + quoted(file) + ": " + std::strerror(errno));
-    in.read(reinterpret_cast<char*>(header), sizeof header);
+    if (!c.read_file_start(header, sizeof header)) throw UserError("cannot read " + quoted(file) + ": input/output error");
     static const char magic[16] = "SQLite format 3";  // with its terminating NUL, as in the file
-    const std::size_t got = static_cast<std::size_t>(in.gcount());
+    const std::size_t got = static_cast<std::size_t>(std::min<std::uintmax_t>(size, sizeof header));
     if (std::memcmp(header, magic, std::min<std::size_t>(got, 16)) != 0)
         throw UserError(quoted(file) + " is not a QuantLab project: not an SQLite database");
     if (got < sizeof header)
@@ -115,7 +118,7 @@ int probe(Connection& connection) {
     return rc;
 }
 
-Connection open_read_only(const fs::path& file) {
+Connection open_read_only(const fs::path& file, std::uintmax_t size) {
     // Where the file and its folder are writable, a reader opens the file read-write (and the
     // project sets query_only): a WAL reader must be able to create FILE-shm. Opened with
     // mode=ro between two writers' connections (no -shm, empty WAL) it would fall back to
@@ -124,11 +127,13 @@ Connection open_read_only(const fs::path& file) {
         Connection rw(file, sqlite_file_uri(file), SQLITE_OPEN_READWRITE | kOpenFlags);
         // A reader that is the last to close must not checkpoint: read-only never writes the file.
         sqlite3_db_config(rw.handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+        check_header(rw, file, size);
         const int rc = probe(rw);
         if (rc == SQLITE_OK) return rw;
         rw.fail(rc, "reading it");
     }
     Connection c(file, sqlite_file_uri(file, "mode=ro"), SQLITE_OPEN_READONLY | kOpenFlags);
+    check_header(c, file, size);
     const int rc = probe(c);
     if (rc == SQLITE_OK) return c;
     fs::path wal = file;
@@ -190,7 +195,7 @@ ProjectFile::~ProjectFile() = default;
 
 ProjectFile ProjectFile::open(const fs::path& path, OpenMode mode, const OpenOptions& options) {
     const fs::path file = fs::absolute(path).lexically_normal();
-    check_header(file);
+    const std::uintmax_t size = check_file(file);
 
     std::string reason;
     if (mode != OpenMode::ReadOnly) {
@@ -201,9 +206,13 @@ ProjectFile ProjectFile::open(const fs::path& path, OpenMode mode, const OpenOpt
         mode = reason.empty() ? OpenMode::ReadWrite : OpenMode::ReadOnly;
     }
 
-    auto connection = std::make_unique<Connection>(
-        mode == OpenMode::ReadWrite ? Connection(file, sqlite_file_uri(file), SQLITE_OPEN_READWRITE | kOpenFlags)
-                                    : open_read_only(file));
+    std::unique_ptr<Connection> connection;
+    if (mode == OpenMode::ReadWrite) {
+        connection = std::make_unique<Connection>(file, sqlite_file_uri(file), SQLITE_OPEN_READWRITE | kOpenFlags);
+        check_header(*connection, file, size);
+    } else {
+        connection = std::make_unique<Connection>(open_read_only(file, size));
+    }
     check_identity(*connection, file);
     const std::int64_t version = connection->query_int("PRAGMA user_version", "reading the schema version");
     const int current = current_schema_version();

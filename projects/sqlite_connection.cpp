@@ -109,6 +109,14 @@ std::string Connection::query_text(std::string_view sql, std::string_view doing)
     return st.column_text(0);
 }
 
+bool Connection::read_file_start(void* buffer, int bytes) const {
+    sqlite3_file* fd = nullptr;
+    if (sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_FILE_POINTER, &fd) != SQLITE_OK || !fd || !fd->pMethods)
+        return false;
+    const int rc = fd->pMethods->xRead(fd, buffer, bytes, 0);
+    return rc == SQLITE_OK || rc == SQLITE_IOERR_SHORT_READ;  // a short read zero-fills the rest
+}
+
 std::int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
 
 std::int64_t Connection::changes() const { return sqlite3_changes64(db_.get()); }

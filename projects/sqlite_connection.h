@@ -44,6 +44,13 @@ public:
     std::int64_t query_int(std::string_view sql, std::string_view doing);
     std::string query_text(std::string_view sql, std::string_view doing);
 
+    // Reads up to `bytes` bytes from the start of the main database file through SQLite's own
+    // file descriptor, zero-filling past the end; returns false on an I/O error. A second
+    // descriptor opened and closed on the file (std::ifstream) would drop every POSIX lock this
+    // process holds on it, so another process could take this one for gone, delete the -shm
+    // it maps, and leave it reading a stale snapshot forever (sqlite.org/howtocorrupt.html §2.2).
+    bool read_file_start(void* buffer, int bytes) const;
+
     std::int64_t last_insert_rowid() const;
     std::int64_t changes() const;  // rows changed by the last INSERT/UPDATE/DELETE
     [[noreturn]] void fail(int rc, std::string_view doing) const;

@@ -78,5 +78,32 @@ TEST(LiveReader, AReaderOpenedWhileNoWriterIsConnectedSeesLaterWrites) {
     EXPECT_THROW(const_cast<ProjectFile&>(reader).add_note(std::nullopt, "x"), std::exception);
 }
 
+// The GUI holds a reader on a project (the watcher) and opens the same file again for a moment
+// (the workbench, to write). Opening once read the header through a second descriptor, and
+// closing it dropped every POSIX lock of the process on the file: the next writer to close took
+// itself for the last connection, deleted FILE-shm, and the reader kept an orphaned -shm and a
+// stale snapshot forever (the GUI showed a finished run as running, with no points).
+TEST(LiveReader, OpeningTheFileAgainInTheReadersProcessKeepsTheReaderLive) {
+    test::TempDir dir;
+    const auto file = dir / "p.qlab";
+    ProjectFile::create(file);
+    const ProjectFile reader = ProjectFile::open(file, OpenMode::ReadOnly);
+    EXPECT_TRUE(reader.runs().empty());
+    { const ProjectFile again = ProjectFile::open(file, OpenMode::ReadWrite); }
+    { const ProjectFile again = ProjectFile::open(file, OpenMode::ReadOnly); }
+    for (int writerIndex = 0; writerIndex < 2; ++writerIndex) {
+        test::ChildProcess writer({QUANTLAB_PROJECT_WRITER_FIXTURE, file.string(), "20", "0", "0", "50"});
+        ASSERT_EQ(writer.wait(), 0);
+        // Another process's connection closed: the reader's one still holds FILE-shm.
+        EXPECT_TRUE(std::filesystem::exists(file.string() + "-shm"));
+    }
+    const std::vector<RunRecord> runs = reader.runs();
+    ASSERT_EQ(runs.size(), 2u);
+    for (const RunRecord& r : runs) {
+        EXPECT_EQ(r.status, RunStatus::Completed);
+        EXPECT_EQ(reader.load_series(r.id, "loss").size(), 20u);
+    }
+}
+
 }  // namespace
 }  // namespace ql::projects
