@@ -9,6 +9,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/export_api.h"
@@ -61,13 +62,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info;
-    info.kind = "export";
-    info.name = req.as + " of " + req.model;
-    if (p.has("--project")) {
-        info.model_name = req.model;
-        info.model_path = resolved_model_folder(req.model);
-    }
+    projects::ProjectRunInfo info = recorded_run_info(p, "export", req.as + " of " + req.model, req.model);
     info.config_json = nlohmann::json({{"model", req.model}, {"as", req.as}, {"out", req.out}, {"run", req.run_id}}).dump();
     ExportReport r;
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });

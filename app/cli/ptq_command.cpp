@@ -4,13 +4,13 @@
 // MODEL reads back (docs/CLI.md "ptq", docs/RECIPES.md).
 #include <cmath>
 #include <cstdio>
-#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/eval_api.h"
@@ -81,14 +81,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info;
-    info.kind = "ptq";
-    info.name = req.recipe + " on " + req.model;
-    if (p.has("--project")) {
-        info.model_name = req.model;
-        info.model_path = resolved_model_folder(req.model);
-        std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
-    }
+    projects::ProjectRunInfo info = recorded_run_info(p, "ptq", req.recipe + " on " + req.model, req.model, req.recipe);
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},
                                        {"calib", req.calibration},

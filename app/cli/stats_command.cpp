@@ -4,13 +4,13 @@
 // (docs/STATISTICS.md); --project stores them as layer statistics of a "stats" run.
 #include <cmath>
 #include <cstdio>
-#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/layer_stats_api.h"
@@ -88,14 +88,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info;
-    info.kind = "stats";
-    info.name = "stats of " + req.model;
-    if (p.has("--project")) {
-        info.model_name = req.model;
-        info.model_path = resolved_model_folder(req.model);
-        if (!req.recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
-    }
+    projects::ProjectRunInfo info = recorded_run_info(p, "stats", "stats of " + req.model, req.model, req.recipe);
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},
                                        {"calib", req.calibration},

@@ -10,6 +10,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/api/errors.h"
 #include "engine/api/ptq_api.h"
@@ -101,14 +102,9 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info;
-    info.kind = req.mode;
-    info.name = req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data;
-    if (p.has("--project")) {
-        info.model_name = req.model;
-        info.model_path = resolved_model_folder(req.model);
-        if (!req.recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
-    }
+    projects::ProjectRunInfo info = recorded_run_info(
+        p, req.mode, req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data, req.model,
+        req.recipe);
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
                                        {"temperature", req.temperature}, {"out", req.out_dir}})
