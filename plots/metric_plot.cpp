@@ -568,6 +568,9 @@ void MetricPlot::rebuildLegend() {
             f.setStrikeOut(!s->visible);
             item->setFont(f);
             item->setSelectedFont(f);
+            // An item clips to its own rect, which ends at the font's descent: at small sizes
+            // DejaVu's underscore lies one pixel lower and vanished ("NVFP4 DEFAULT").
+            item->setMargins(QMargins(0, 0, 0, 2));
         }
     }
     legend->setVisible(legend->itemCount() > 0);

@@ -286,8 +286,15 @@ void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
     add(tr("CPU threads: %1").arg(runtime.threads), tr("Intra-op threads used by LibTorch and QuantLab's kernels"),
         QStringLiteral("statusThreads"));
     const QString blasPath = QString::fromStdString(runtime.blas);
-    QLabel* blas = add(tr("BLAS: %1").arg(QFileInfo(blasPath).fileName().isEmpty() ? blasPath : QFileInfo(blasPath).fileName()),
-                       blasPath, QStringLiteral("statusBlas"));
+    // Debian's libblas.so.3 is an alternatives link: name what it resolves to.
+    const QString blasTarget = QFileInfo(blasPath).canonicalFilePath();
+    const QString blasName = blasTarget.contains(QLatin1String("openblas"), Qt::CaseInsensitive) ? QStringLiteral("OpenBLAS")
+                             : blasTarget.contains(QLatin1String("blis"), Qt::CaseInsensitive)   ? QStringLiteral("BLIS")
+                             : blasTarget.contains(QLatin1String("mkl"), Qt::CaseInsensitive)    ? QStringLiteral("MKL")
+                             : QFileInfo(blasPath).fileName().isEmpty()                          ? blasPath
+                                                                                                 : QFileInfo(blasPath).fileName();
+    QLabel* blas = add(tr("BLAS: %1").arg(blasName), blasTarget.isEmpty() || blasTarget == blasPath ? blasPath : blasPath + QStringLiteral(" → ") + blasTarget,
+                       QStringLiteral("statusBlas"));
     if (runtime.reference_blas) {
         blas->setText(tr("BLAS: reference (slow)"));
         blas->setToolTip(tr("%1\nThe reference BLAS makes matrix products ~40× slower. Install libopenblas0-pthread.").arg(blasPath));

@@ -72,11 +72,11 @@ int run_runs(const std::vector<std::string>& args) {
         std::printf("%s\n", out.dump(2).c_str());
         return 0;
     }
-    std::printf("%-5s %-10s %-24s %-21s %-21s %10s  %s\n", "ID", "KIND", "STATUS", "STARTED", "ENDED", "POINTS", "NAME");
+    std::printf("%-5s %-11s %-24s %-21s %-21s %10s  %s\n", "ID", "KIND", "STATUS", "STARTED", "ENDED", "POINTS", "NAME");
     for (const auto& r : runs) {
         std::int64_t points = 0;
         for (const auto& s : project.metric_summaries(r.id)) points += s.points;
-        std::printf("%-5lld %-10s %-24s %-21s %-21s %10lld  %s\n", static_cast<long long>(r.id), r.kind.c_str(),
+        std::printf("%-5lld %-11s %-24s %-21s %-21s %10lld  %s\n", static_cast<long long>(r.id), r.kind.c_str(),
                     status_text(r).c_str(), when(r.started_at).c_str(), when(r.ended_at).c_str(),
                     static_cast<long long>(points), r.name.c_str());
     }
