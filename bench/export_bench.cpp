@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/export/hf_modelopt_export.h"
 #include "engine/models/model_config.h"
 #include "engine/quant/recipe.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "bench/torch_ops_formats.h"
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
 #include "kernels/parallel.h"

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/export/gguf_encode.h"
 #include "engine/export/gguf_tensor_writer.h"
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/formats/format_codec.h"
 #include "engine/ptq/gptq.h"
 

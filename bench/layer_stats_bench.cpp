@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/api/layer_stats_api.h"
 #include "kernels/parallel.h"
 

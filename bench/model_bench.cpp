@@ -18,7 +18,7 @@
 #include <map>
 #include <memory>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
 

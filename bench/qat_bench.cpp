@@ -12,7 +12,7 @@
 
 #include <chrono>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
 #include "engine/quant/quantized_model.h"

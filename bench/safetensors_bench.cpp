@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "engine/io/safetensors_tensors.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::projects {
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::projects {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_series.h"
 
 namespace ql::projects {

@@ -5,7 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/process_identity.h"
 #include "projects/sqlite_connection.h"
 #include "projects/sqlite_statement.h"

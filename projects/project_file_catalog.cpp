@@ -2,7 +2,7 @@
 // ProjectFile: models, recipes, artifacts and notes.
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/content_hash.h"
 #include "projects/project_file.h"
 #include "projects/sqlite_connection.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ProjectFile::copy_run_from: one run, with everything that belongs to it, from one project
 // into another (or into the same one, as a duplicate).
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/project_file.h"
 #include "projects/sqlite_connection.h"
 #include "projects/sqlite_statement.h"

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/process_identity.h"
 #include "projects/project_file.h"
 #include "projects/schema_migrations.h"

@@ -2,7 +2,7 @@
 // ProjectFile: runs, and reading their metrics and per-layer statistics.
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_chunk.h"
 #include "projects/process_identity.h"
 #include "projects/project_file.h"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/sqlite_connection.h"
 #include "projects/sqlite_statement.h"
 #include "projects/sqlite_transaction.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/sqlite_statement.h"
 
 namespace ql::projects {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <utility>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 
 namespace ql {
 

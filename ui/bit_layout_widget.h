@@ -8,7 +8,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 #include "ui/element_code.h"
 
 namespace ql {

@@ -8,8 +8,8 @@
 #include <QVector>
 #include <QWidget>
 
-#include "engine/api/format_catalog.h"
-#include "engine/api/quant_options.h"
+#include "engine/core/format_catalog.h"
+#include "engine/core/quant_options.h"
 
 namespace ql {
 

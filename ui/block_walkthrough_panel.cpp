@@ -20,7 +20,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "plots/number_line_plot.h"
 #include "ui/element_code.h"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/api/block_walkthrough.h"
-#include "engine/api/format_catalog.h"
-#include "engine/api/quant_options.h"
+#include "engine/core/format_catalog.h"
+#include "engine/core/quant_options.h"
 #include "ui/sample_block.h"
 
 class QCheckBox;

@@ -7,7 +7,7 @@
 #include <QString>
 #include <QVector>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql {
 

@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
 #include "plots/number_line_plot.h"
 #include "plots/plot_export.h"
 #include "plots/symlog_ticker.h"

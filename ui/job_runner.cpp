@@ -13,7 +13,7 @@
 #include <deque>
 #include <mutex>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 
 namespace ql {
 

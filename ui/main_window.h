@@ -11,7 +11,7 @@
 #include <QMainWindow>
 #include <QString>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 
 class QAction;
 class QLabel;

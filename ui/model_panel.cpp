@@ -9,7 +9,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql {
 namespace {

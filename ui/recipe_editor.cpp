@@ -19,9 +19,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 #include "engine/api/ptq_api.h"
-#include "engine/api/qat_plan_api.h"
+#include "engine/core/qat_plan.h"
 
 namespace ql {
 namespace {

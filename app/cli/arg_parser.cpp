@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::cli {
 

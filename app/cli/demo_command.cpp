@@ -9,7 +9,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
 #include "engine/api/demo_api.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::cli {
 namespace {

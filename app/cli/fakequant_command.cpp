@@ -8,9 +8,9 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/fake_quant_api.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 #include "engine/io/npy_file.h"
 
 namespace ql::cli {

@@ -6,8 +6,8 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql::cli {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/model_api.h"
-#include "engine/api/nd_array.h"
+#include "engine/core/nd_array.h"
 
 namespace ql::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "app/cli/cli_command.h"
 #include "app/openmp_wait_policy.h"
-#include "engine/api/engine_runtime.h"
-#include "engine/api/errors.h"
+#include "engine/core/engine_runtime.h"
+#include "engine/core/errors.h"
 #include "engine/jobs/job.h"
 
 namespace {

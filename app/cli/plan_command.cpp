@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quantlab-cli plan --params N --bits B --tokens D [--json]: the compute-optimal QAT planner
-// (engine/api/qat_plan_api.h; docs/CLI.md "plan").
+// (engine/core/qat_plan.h; docs/CLI.md "plan").
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -10,8 +10,8 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
-#include "engine/api/errors.h"
-#include "engine/api/qat_plan_api.h"
+#include "engine/core/errors.h"
+#include "engine/core/qat_plan.h"
 
 namespace ql::cli {
 namespace {

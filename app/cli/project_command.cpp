@@ -9,7 +9,7 @@
 
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_export.h"
 #include "projects/project_file.h"
 #include "projects/wall_clock.h"

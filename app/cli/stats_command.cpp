@@ -12,7 +12,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/ptq_api.h"
 #include "projects/layer_stats_records.h"

@@ -13,7 +13,7 @@
 #include <exception>
 
 #include "app/openmp_wait_policy.h"
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "ui/format_explorer_view.h"
 #include "ui/main_window.h"
 #include "ui/screenshot_runner.h"

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
 #include "engine/formats/format_codec.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/microscaling.h"

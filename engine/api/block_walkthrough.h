@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/quant_options.h"
+#include "engine/core/quant_options.h"
 
 namespace ql {
 

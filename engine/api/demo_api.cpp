@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/data/dataset.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
@@ -24,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kRecordFile = "quantlab.json";
+constexpr const char* kRecordFile = kDemoRecordFile;
 constexpr const char* kVocabularyId = "quantlab-synthetic-v1";
 constexpr int64_t kValidationProblems = 3000;  // 1000 per operation
 constexpr uint64_t kValidationSeed = 20261129;
@@ -92,19 +92,6 @@ void replace_folder(const std::string& partial, const std::string& out) {
 }
 
 }  // namespace
-
-std::string demo_model_dir() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) return std::string(xdg) + "/quantlab/demo";
-    const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : ".") + "/.cache/quantlab/demo";
-}
-
-bool demo_model_complete(const std::string& folder) {
-    std::error_code ec;
-    return fs::exists(folder + "/" + kRecordFile, ec) && fs::exists(folder + "/config.json", ec) &&
-           fs::exists(folder + "/model.safetensors", ec);
-}
 
 DemoReport read_demo_record(const std::string& folder) {
     const std::string path = folder + "/" + kRecordFile;

@@ -10,16 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/demo_folder.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
-
-// $XDG_CACHE_HOME/quantlab/demo, or ~/.cache/quantlab/demo when XDG_CACHE_HOME is unset or
-// empty (XDG Base Directory Specification).
-std::string demo_model_dir();
-
-// True when `folder` holds a complete demo model (quantlab.json is written last).
-bool demo_model_complete(const std::string& folder);
 
 struct DemoRequest {
     std::string out_dir;     // "" = demo_model_dir()

@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/eval/evaluator.h"
 
 namespace ql {

@@ -9,21 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/eval_report.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
-
-// Metrics of one evaluation (or one domain of it). Unset = not applicable.
-struct EvalMetrics {
-    double loss = 0;                     // mean NLL per scored token (per image), natural log
-    std::optional<double> ppl;           // exp(loss); token models only
-    std::optional<double> exact_match;   // 0-1, data with answers (synthetic tasks)
-    std::optional<double> accuracy;      // 0-1, classifiers (argmax == label)
-    std::optional<double> kl;            // mean KL(teacher || student) per scored position, nats
-    std::optional<double> agreement;     // 0-1, student top-1 == teacher top-1 per scored position
-    int64_t tokens = 0;                  // scored positions (images for classifiers)
-    int64_t examples = 0;                // sequences / images
-};
 
 struct EvalRequest {
     std::string model;            // HF folder, or "demo" (the cached built-in demo)
@@ -35,15 +24,6 @@ struct EvalRequest {
     int64_t sequence_length = 0;  // 0 = default
     int64_t batch_size = 0;       // 0 = about 8192 tokens per batch
     std::string token_dtype;      // raw .bin token files: "uint16" | "uint32" | "" (infer)
-};
-
-struct EvalReport {
-    EvalMetrics overall;
-    // Per domain, in spec order (synthetic arithmetic "+", "-", "*", copy, reverse).
-    std::vector<std::pair<std::string, EvalMetrics>> domains;
-    std::string model_path;  // resolved folder
-    std::string split;       // the split used
-    double seconds = 0;      // wall time of the evaluation (loading excluded)
 };
 
 // Loads the model(s) and data, evaluates, reports progress ("load", "eval") through the sink and

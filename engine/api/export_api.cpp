@@ -5,8 +5,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/export/export_report.h"
 #include "engine/export/fakequant_export.h"
 #include "engine/export/gguf_export.h"

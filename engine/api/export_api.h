@@ -13,16 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/export_series.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
-
-// A metric time series (from a project run) for the report's curves.
-struct ExportSeries {
-    std::string name;
-    std::vector<int64_t> steps;
-    std::vector<double> values;
-};
 
 struct ExportRequest {
     std::string model;      // a QuantLab quantized checkpoint folder (ptq / train output), or "demo"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/format_codec.h"
 
 namespace ql {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/nd_array.h"
-#include "engine/api/quant_options.h"
+#include "engine/core/nd_array.h"
+#include "engine/core/quant_options.h"
 
 namespace ql {
 

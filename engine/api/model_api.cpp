@@ -3,8 +3,8 @@
 
 #include <c10/core/ScalarType.h>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"

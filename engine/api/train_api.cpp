@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/eval_json.h"
-#include "engine/core/model_source.h"
+#include "engine/loading/model_source.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ptq/ptq_pipeline.h"

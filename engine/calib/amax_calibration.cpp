@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "kernels/channel_reduce.h"
 #include "kernels/integer_quant.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "engine/api/errors.h"
-#include "engine/api/nd_array.h"
+#include "engine/core/errors.h"
+#include "engine/core/nd_array.h"
 #include "engine/data/idx_file.h"
 #include "engine/data/text_corpus.h"
 #include "engine/data/token_file.h"

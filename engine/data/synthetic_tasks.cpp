@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

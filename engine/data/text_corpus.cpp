@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/whole_file.h"
 
 namespace ql {

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "engine/api/errors.h"
-#include "engine/api/nd_array.h"
+#include "engine/core/errors.h"
+#include "engine/core/nd_array.h"
 #include "engine/eval/metrics.h"
 
 namespace ql {

@@ -5,7 +5,7 @@
 // batch by batch beside the student's. Per-domain breakdown for synthetic tasks.
 #pragma once
 
-#include "engine/api/eval_api.h"
+#include "engine/core/eval_report.h"
 #include "engine/data/dataset.h"
 #include "engine/jobs/job.h"
 #include "engine/models/model.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 
 namespace ql {

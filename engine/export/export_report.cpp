@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/engine_runtime.h"
-#include "engine/api/errors.h"
+#include "engine/core/engine_runtime.h"
+#include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/export/report_plots.h"
 #include "engine/quant/quant_plan.h"

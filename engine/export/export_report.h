@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/export_api.h"
+#include "engine/core/export_series.h"
 #include "engine/export/hf_modelopt_export.h"
 
 namespace ql {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/api/errors.h"
-#include "engine/api/nd_array.h"
+#include "engine/core/errors.h"
+#include "engine/core/nd_array.h"
 
 namespace ql {
 namespace {

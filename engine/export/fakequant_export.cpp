@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
+#include "engine/loading/model_source.h"
 #include "engine/export/gguf_model_metadata.h"
 #include "engine/export/gguf_names.h"
 #include "engine/export/gguf_tensor_writer.h"

@@ -5,7 +5,7 @@
 
 #include <regex>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

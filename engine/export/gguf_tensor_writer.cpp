@@ -3,7 +3,7 @@
 
 #include <ATen/Functions.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/export/gguf_encode.h"
 
 namespace ql {

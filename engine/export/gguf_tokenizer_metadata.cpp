@@ -6,7 +6,7 @@
 #include <optional>
 #include <regex>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/whole_file.h"
 #include "engine/text/tokenizer.h"

@@ -4,7 +4,7 @@
 // dequantized from its packed codes and scales, installed as the layer's weight and pinned as
 // its quantized weight; static input quantizers get the amax that reproduces input_scale
 // exactly; pre_quant_scale is restored. The forward then equals the model that was exported,
-// bit for bit. open_model (engine/core/model_source.h) uses this for such folders.
+// bit for bit. open_model (engine/loading/model_source.h) uses this for such folders.
 #pragma once
 
 #include <memory>

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/engine_runtime.h"
-#include "engine/api/errors.h"
+#include "engine/core/engine_runtime.h"
+#include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/format_codec.h"
 #include "engine/quant/layer_quantizer.h"
 #include "engine/quant/quant_plan.h"

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/quant_options.h"
+#include "engine/core/quant_options.h"
 #include "engine/io/safetensors_file.h"
 
 namespace ql {

@@ -19,7 +19,7 @@
 #include <exception>
 #include <mutex>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/export/hf_modelopt_layout.h"
 #include "engine/formats/format_codec.h"
 #include "engine/quant/layer_quantizer.h"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The registry of formats: names, layouts, scale structure and the representable element values
 // (decoded by the same kernels that quantize, so the GUI plots exactly what the numerics do).
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "kernels/minifloat.h"
 #include "kernels/nf4.h"
 

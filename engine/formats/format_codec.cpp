@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "kernels/channel_reduce.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_rounding.h"

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/format_catalog.h"
-#include "engine/api/nd_array.h"
-#include "engine/api/quant_options.h"
+#include "engine/core/format_catalog.h"
+#include "engine/core/nd_array.h"
+#include "engine/core/quant_options.h"
 #include "kernels/integer_quant.h"
 #include "kernels/mx.h"
 #include "kernels/scaled_fp8.h"

@@ -3,7 +3,7 @@
 
 #include <ATen/ops/empty_like.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 // CUDA tensors go to the CUDA kernels only when LibTorch itself was built with CUDA (Debian's
 // CPU-only libtorch-dev ships c10/cuda headers without the generated cuda_cmake_macros.h).

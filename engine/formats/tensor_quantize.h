@@ -6,7 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/api/quant_options.h"
+#include "engine/core/quant_options.h"
 #include "engine/formats/format_codec.h"
 
 namespace ql {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/file_bytes.h"
 #include "engine/io/gguf_file.h"
 #include "kernels/gguf_blocks.h"

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/gguf_file.h"
 
 namespace ql {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/gguf_file.h"
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/whole_file.h"
 

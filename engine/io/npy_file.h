@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "engine/api/nd_array.h"
+#include "engine/core/nd_array.h"
 
 namespace ql {
 

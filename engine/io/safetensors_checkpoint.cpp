@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/utf8.h"

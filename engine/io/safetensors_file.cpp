@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/file_bytes.h"
 #include "engine/io/strict_json.h"

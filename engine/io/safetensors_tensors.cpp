@@ -8,7 +8,7 @@
 #include <array>
 #include <cstring>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/strict_json.h"
 #include "kernels/microscaling.h"
 #include "kernels/minifloat.h"

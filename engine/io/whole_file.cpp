@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -10,7 +10,7 @@
 // - It calls cancel.throw_if_cancelled() at least every ~100 ms of work (between batches, steps,
 //   layers), which throws JobCancelled. Whatever the job wrote stays consistent (files are
 //   written atomically), so the caller only reports the cancellation.
-// - Failures are exceptions with context (UserError for bad input, see engine/api/errors.h).
+// - Failures are exceptions with context (UserError for bad input, see engine/core/errors.h).
 // Plain C++ (facade header): usable from ui/ and app/.
 #pragma once
 

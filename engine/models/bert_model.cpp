@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/models/transformer_ops.h"
 
 namespace ql {

@@ -4,7 +4,7 @@
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/relu.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -2,7 +2,7 @@
 // load_hf_model: config.json + safetensors weights (one file or a sharded index).
 #include <sys/stat.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/models/model.h"

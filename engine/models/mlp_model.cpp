@@ -3,7 +3,7 @@
 
 #include <ATen/ops/relu.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

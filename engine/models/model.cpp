@@ -10,7 +10,7 @@
 #include <cmath>
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/models/bert_model.h"
 #include "engine/models/cnn_model.h"
 #include "engine/models/gpt2_model.h"

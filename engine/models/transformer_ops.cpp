@@ -18,7 +18,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 
 namespace ql {

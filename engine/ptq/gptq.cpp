@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/ptq/weight_grid.h"
 #include "kernels/cpu_dispatch.h"
 

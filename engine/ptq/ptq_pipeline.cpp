@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/calib/amax_calibration.h"
 #include "engine/calib/calibration_forward.h"
 #include "engine/calib/calibration_observers.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <map>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/quant/quant_plan.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "kernels/channel_reduce.h"
 #include "kernels/half_precision.h"
 #include "kernels/magnitude_bits.h"

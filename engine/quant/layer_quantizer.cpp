@@ -5,7 +5,7 @@
 #include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/quant/straight_through.h"
 

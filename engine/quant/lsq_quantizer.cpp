@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "engine/api/errors.h"
-#include "engine/api/nd_array.h"
+#include "engine/core/errors.h"
+#include "engine/core/nd_array.h"
 #include "engine/formats/tensor_quantize.h"
 #include "kernels/integer_quant.h"
 

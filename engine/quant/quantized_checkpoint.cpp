@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_tensors.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/api/quant_options.h"
+#include "engine/core/quant_options.h"
 
 namespace ql {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/whole_file.h"
 #include "engine/quant/recipe_presets.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "kernels/channel_reduce.h"
 #include "kernels/magnitude_bits.h"

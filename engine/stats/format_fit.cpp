@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "kernels/parallel.h"
 
 namespace ql {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// How one weight matrix fits one quantizer (engine/api/layer_stats_api.h FormatFit): clipping
+// How one weight matrix fits one quantizer (engine/core/layer_stats_types.h FormatFit): clipping
 // against each block's representable range, weight error, the decoded block scales and the grid
 // of the largest block. The output SQNR needs the layer (Linear or Conv2d), so the caller adds it
 // (engine/stats/layer_stats_job.cpp, format_fit() in format_fit.cpp).
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/layer_stats_api.h"
+#include "engine/core/layer_stats_types.h"
 #include "engine/formats/format_codec.h"
 
 namespace ql {

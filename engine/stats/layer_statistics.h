@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The model-level part of run_layer_stats (engine/api/layer_stats_api.h): statistics of the
+// The model-level part of run_layer_stats (engine/core/layer_stats_types.h): statistics of the
 // layers of a model with quantizers installed, given the calibration data, for callers that
 // already hold the model (tests, PTQ / QAT code that wants the same numbers of its model).
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/layer_stats_api.h"
+#include "engine/core/layer_stats_types.h"
 #include "engine/data/dataset.h"
 #include "engine/quant/quantized_model.h"
 

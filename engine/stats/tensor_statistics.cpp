@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// tensor_statistics (engine/api/layer_stats_api.h) in two streaming passes, each split over the
+// tensor_statistics (engine/core/layer_stats_types.h) in two streaming passes, each split over the
 // OpenMP threads (kernels/parallel.h) with per-thread partial results merged in a fixed order:
 //   A: NaN/Inf/zero counts, amax, sum |x|, moments about a pivot, channel absmax, top-k, and a
 //      histogram of the bits of |x| shifted right by 15 ("keys": the exponent and the top 8
@@ -17,8 +17,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/api/errors.h"
-#include "engine/api/layer_stats_api.h"
+#include "engine/core/errors.h"
+#include "engine/core/layer_stats_types.h"
 #include "kernels/cpu_dispatch.h"
 #include "kernels/parallel.h"
 

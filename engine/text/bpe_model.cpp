@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/text/unicode_text.h"
 #include "engine/text/vocabulary.h"
 

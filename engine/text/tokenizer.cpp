@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/whole_file.h"
 #include "engine/text/added_vocabulary.h"
 #include "engine/text/tokenizer_components.h"

@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/text/unicode_text.h"
 
 namespace ql::text {

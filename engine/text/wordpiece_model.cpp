@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/text/unicode_text.h"
 #include "engine/text/vocabulary.h"
 

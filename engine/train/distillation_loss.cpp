@@ -4,7 +4,7 @@
 #include <ATen/Functions.h>
 #include <ATen/TensorOperators.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

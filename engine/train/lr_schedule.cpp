@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -4,14 +4,14 @@
 // restated in shared/design/QAT.md. The paper's full loss law (a Chinchilla-like part plus three
 // QAT penalty terms) is deliberately not used: its coefficients were not available to us, and QAT.md
 // forbids inventing them; the fraction law and a fit to the user's own sweep are what we offer.
-#include "engine/train/qat_planner.h"
+#include "engine/core/qat_plan.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 namespace {

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/train/distillation_loss.h"

@@ -61,7 +61,7 @@ struct QuantTrainingResult {
 
 // Evaluates the student (and compares with the teacher) on held-out data and reports eval/<name>
 // metrics at `step` (= steps completed); the trainer calls it every eval_every steps and at the
-// end. Supplied by the caller (engine/api/train_api.cpp).
+// end. Supplied by the caller (the train facade, engine/api/train_api.cpp).
 using TrainingEvaluator = std::function<void(int64_t step, JobSink& sink, const CancellationToken& cancel)>;
 
 // `teacher` is required for QAD and may be null for QAT. The student's parameters get

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/strict_json.h"

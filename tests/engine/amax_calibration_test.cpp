@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/calib/activation_histogram.h"
 #include "engine/calib/amax_calibration.h"
 #include "engine/formats/format_codec.h"

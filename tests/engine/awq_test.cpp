@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/awq.h"
 

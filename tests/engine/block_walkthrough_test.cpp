@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "engine/api/block_walkthrough.h"
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/fake_quant_api.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql {
 namespace {

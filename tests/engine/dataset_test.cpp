@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/data/dataset.h"
 #include "engine/data/idx_file.h"
 #include "engine/data/token_file.h"

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/export_api.h"
 #include "engine/export/export_report.h"
 #include "engine/export/fakequant_export.h"

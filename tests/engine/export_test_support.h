@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/core/model_source.h"
+#include "engine/loading/model_source.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"

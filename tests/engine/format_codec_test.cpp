@@ -7,9 +7,9 @@
 #include <cmath>
 #include <random>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/fake_quant_api.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/data/dataset.h"
 #include "engine/export/gguf_names.h"
 #include "engine/export/gguf_tokenizer_metadata.h"

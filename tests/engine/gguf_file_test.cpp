@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/export/gguf_encode.h"
 #include "engine/io/whole_file.h"
 #include "kernels/gguf_blocks.h"

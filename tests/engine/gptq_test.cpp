@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/gptq.h"

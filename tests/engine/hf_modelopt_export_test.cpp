@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/export/export_validator.h"
 #include "engine/export/hf_modelopt_checkpoint.h"
 #include "engine/export/hf_modelopt_export.h"

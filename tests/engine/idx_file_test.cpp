@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/data/idx_file.h"
 
 namespace ql {

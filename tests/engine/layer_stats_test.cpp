@@ -14,8 +14,8 @@
 #include <random>
 #include <set>
 
-#include "engine/api/errors.h"
-#include "engine/api/format_catalog.h"
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/models/builtin_models.h"

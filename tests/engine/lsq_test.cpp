@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/quant/lsq_quantizer.h"

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"

@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"

@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "tests/engine/user_error_text.h"
 

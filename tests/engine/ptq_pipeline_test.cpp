@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/api/ptq_api.h"
-#include "engine/core/model_source.h"
+#include "engine/loading/model_source.h"
 #include "engine/models/builtin_models.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"

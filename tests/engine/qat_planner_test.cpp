@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The compute-optimal QAT planner (engine/train/qat_planner.h): QAT.md's worked examples, the
+// The compute-optimal QAT planner (engine/core/qat_plan.h): QAT.md's worked examples, the
 // uncertainty band, the caveats it must show, the S <= 1 edge, bad inputs; and the quadratic fit
 // of a measured fraction sweep on synthetic data with a known optimum.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "engine/train/qat_planner.h"
+#include "engine/core/qat_plan.h"
 #include "tests/engine/user_error_text.h"
 
 namespace ql {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/npy_file.h"
 #include "engine/ptq/ptq_pipeline.h"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
 #include "engine/quant/quant_plan.h"

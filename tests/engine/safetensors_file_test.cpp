@@ -8,7 +8,7 @@
 #include <fstream>
 #include <random>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "tests/engine/user_error_text.h"
 
 namespace ql {

@@ -3,8 +3,8 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include "engine/api/errors.h"
-#include "engine/core/model_source.h"
+#include "engine/core/errors.h"
+#include "engine/loading/model_source.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/ptq/sensitivity.h"
 

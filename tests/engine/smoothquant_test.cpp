@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/smoothquant.h"
 

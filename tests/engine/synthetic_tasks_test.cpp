@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/data/synthetic_tasks.h"
 
 namespace ql {

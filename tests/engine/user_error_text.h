@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::test {
 

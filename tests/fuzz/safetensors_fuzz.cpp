@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "engine/io/safetensors_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

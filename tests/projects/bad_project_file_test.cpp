@@ -11,7 +11,7 @@
 
 #include <functional>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_writer.h"
 #include "projects/project_file.h"
 #include "tests/projects/test_support.h"

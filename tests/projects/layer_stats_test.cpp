@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql::projects {
 namespace {

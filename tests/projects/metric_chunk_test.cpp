@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_series.h"
 
 namespace ql::projects {

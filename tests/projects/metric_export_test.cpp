@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_writer.h"
 #include "projects/project_file.h"
 #include "tests/projects/test_support.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <thread>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/project_file.h"
 #include "tests/projects/test_support.h"
 

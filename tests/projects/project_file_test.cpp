@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/content_hash.h"
 #include "projects/metric_writer.h"
 #include "projects/schema_migrations.h"

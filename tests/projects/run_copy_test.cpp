@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/metric_writer.h"
 #include "projects/project_file.h"
 #include "tests/projects/test_support.h"

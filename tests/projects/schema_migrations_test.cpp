@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 #include "projects/sqlite_connection.h"
 #include "tests/projects/test_support.h"
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 
 namespace ql {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/api/format_catalog.h"
+#include "engine/core/format_catalog.h"
 #include "plots/number_line_plot.h"
 #include "ui/bit_layout_widget.h"
 #include "ui/block_structure_widget.h"

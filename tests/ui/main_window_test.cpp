@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "plots/number_line_plot.h"
 #include "ui/format_explorer_view.h"
 #include "ui/theme_manager.h"

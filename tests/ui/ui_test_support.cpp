@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/api/engine_runtime.h"
+#include "engine/core/engine_runtime.h"
 #include "ui/theme_manager.h"
 
 namespace ql::test {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The number formats QuantLab knows, as plain data for the CLI and the GUI (no LibTorch types).
-// Facade header: safe to include from ui/ and app/.
+// Plain shared header (engine/core): safe to include from ui/ and app/.
 #pragma once
 
 #include <cstdint>

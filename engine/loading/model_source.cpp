@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "engine/core/model_source.h"
+#include "engine/loading/model_source.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/api/demo_api.h"
-#include "engine/api/errors.h"
+#include "engine/core/demo_folder.h"
+#include "engine/core/errors.h"
 #include "engine/data/synthetic_tasks.h"
 #include "engine/export/hf_modelopt_checkpoint.h"
 #include "engine/quant/quantized_checkpoint.h"

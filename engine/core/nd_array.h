@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A plain n-dimensional array (row-major bytes plus dtype and shape): what crosses the facade
-// between the engine and the CLI/GUI, and what .npy files hold. Facade header.
+// between the engine and the CLI/GUI, and what .npy files hold. Plain shared header (engine/core).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // How to quantize one tensor: the format and its settings, as given on the CLI
 // (`quantlab-cli fakequant --format ... --granularity ...`) or chosen in the GUI.
-// Facade header: plain types only.
+// Plain shared type (engine/core).
 #pragma once
 
 #include <cstdint>

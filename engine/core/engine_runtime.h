@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Process-wide engine setup and facts for status bars and reports. Facade header.
+// Process-wide engine setup and facts for status bars and reports. Plain shared header (engine/core).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "engine/api/nd_array.h"
+#include "engine/core/nd_array.h"
 
-#include "engine/api/errors.h"
+#include "engine/core/errors.h"
 
 namespace ql {
 

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// run_layer_stats: open the model (and its recipe), load the calibration data, and measure every
+// layer (engine/stats/layer_statistics.h).
+#include "engine/api/layer_stats_api.h"
+
+#include <chrono>
+#include <memory>
+
+#include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
+#include "engine/loading/model_source.h"
+#include "engine/data/dataset.h"
+#include "engine/quant/quantized_model.h"
+#include "engine/quant/recipe.h"
+#include "engine/stats/layer_statistics.h"
+
+namespace ql {
+
+LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, const CancellationToken& cancel) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (req.top_k < 0) throw UserError("stats: top_k must not be negative");
+    if (req.bins < 1) throw UserError("stats: bins must be at least 1");
+    if (req.samples < 0) throw UserError("stats: samples must not be negative");
+    LayerStatsReport report;
+    report.formats = req.formats.empty() ? default_stats_formats() : req.formats;
+    for (const std::string& f : report.formats) format_info(f);  // UserError naming an unknown one
+
+    sink.progress(0, 1, "load");
+    OpenedModel opened = open_model(req.model);
+    report.model_path = opened.path;
+    if (opened.quantization && !req.recipe.empty())
+        throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");
+    std::unique_ptr<QuantizedModel> own;
+    QuantizedModel* q = opened.quantization.get();
+    if (!q) {
+        Recipe recipe = req.recipe.empty() ? Recipe{} : load_recipe(req.recipe);
+        if (req.recipe.empty()) recipe.source = "no recipe";
+        own = std::make_unique<QuantizedModel>(*opened.model, recipe);
+        q = own.get();
+    }
+    sink.progress(1, 1, "load");
+
+    LayerStatsOptions options;
+    options.formats = report.formats;
+    options.layers = req.layers;
+    options.top_k = req.top_k;
+    options.bins = req.bins;
+    options.sample_rows = req.sample_rows;
+    options.checkpoint = opened.quantization != nullptr;
+    if (!req.calibration.empty()) {
+        DataOptions o;
+        o.split = DataSplit::Train;
+        o.samples = req.samples > 0 ? req.samples : 32;
+        o.seed = req.seed;
+        o.sequence_length = req.sequence_length;
+        const Dataset data = load_dataset(req.calibration, o, opened.data);
+        report.layers = measure_layer_statistics(*q, &data, options, sink, cancel);
+    } else {
+        report.layers = measure_layer_statistics(*q, nullptr, options, sink, cancel);
+    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return report;
+}
+
+}  // namespace ql

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The result of one evaluation (docs/DATA.md "Metrics"): what engine/eval computes and the eval
+// facade, PTQ, training and reports pass on. Plain C++ types only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ql {
+
+// Metrics of one evaluation (or one domain of it). Unset = not applicable.
+struct EvalMetrics {
+    double loss = 0;                     // mean NLL per scored token (per image), natural log
+    std::optional<double> ppl;           // exp(loss); token models only
+    std::optional<double> exact_match;   // 0-1, data with answers (synthetic tasks)
+    std::optional<double> accuracy;      // 0-1, classifiers (argmax == label)
+    std::optional<double> kl;            // mean KL(teacher || student) per scored position, nats
+    std::optional<double> agreement;     // 0-1, student top-1 == teacher top-1 per scored position
+    int64_t tokens = 0;                  // scored positions (images for classifiers)
+    int64_t examples = 0;                // sequences / images
+};
+
+struct EvalReport {
+    EvalMetrics overall;
+    // Per domain, in spec order (synthetic arithmetic "+", "-", "*", copy, reverse).
+    std::vector<std::pair<std::string, EvalMetrics>> domains;
+    std::string model_path;  // resolved folder
+    std::string split;       // the split used
+    double seconds = 0;      // wall time of the evaluation (loading excluded)
+};
+
+}  // namespace ql
