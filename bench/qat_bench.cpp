@@ -7,6 +7,7 @@
 // A step is forward + loss + backward + AdamW update (the trainer's work, engine/train).
 // Models with random weights: the demo decoder (batch 64 x 32 tokens) and a GPT-2-small-shaped
 // model (batch 4 x 128); static input amax set to 4 (calibration is not what is timed).
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 

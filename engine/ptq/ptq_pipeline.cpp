@@ -2,6 +2,7 @@
 #include "engine/ptq/ptq_pipeline.h"
 
 #include <ATen/Functions.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
 #include <chrono>
@@ -316,12 +317,15 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
                     r.input_clipped_fraction = seen.abs().gt(r.input_amax).to(at::kDouble).mean().item<double>();
                 }
                 // Plain RTN on the FP layer: FP weights rounded, FP inputs with their own max amax.
+                // Conv2d inputs go back to contiguous NCHW, as LayerQuantizer gives them: for a
+                // permuted (channels-last) view LibTorch 2.x's oneDNN picks another convolution
+                // kernel, which rounds differently, and max calibration would no longer equal RTN.
                 at::Tensor x_rtn = x;
                 if (l->input_configured()) {
                     QuantSpec in = l->plan().input_spec;
                     if (l->input_needs_amax()) in.fixed_amax = fp_amax.at(l->name());
                     x_rtn = layer.kind() == LayerKind::Conv2d && in.block > 0
-                                ? fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), in).permute({0, 3, 1, 2})
+                                ? fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), in).permute({0, 3, 1, 2}).contiguous()
                                 : fake_quantize(x, in);
                 }
                 at::Tensor w_rtn = w_fp;

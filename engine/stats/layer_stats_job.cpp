@@ -42,10 +42,11 @@ at::Tensor feature_rows(const QuantizableLayer& layer, const at::Tensor& x) {
     return x.reshape({-1, x.size(-1)}).contiguous();
 }
 
-// x quantized by `spec` along its features (Conv2d: channels last, as LayerQuantizer does).
+// x quantized by `spec` along its features (Conv2d: channels last, as LayerQuantizer does, and
+// back to contiguous NCHW so the convolution runs the same kernel as the quantized layer's).
 at::Tensor quantize_input(const QuantizableLayer& layer, const at::Tensor& x, const QuantSpec& spec) {
     if (layer.kind() == LayerKind::Conv2d)
-        return fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), spec).permute({0, 3, 1, 2});
+        return fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), spec).permute({0, 3, 1, 2}).contiguous();
     return fake_quantize(x, spec);
 }
 

@@ -2,6 +2,7 @@
 // The Model Optimizer HF export (engine/export/hf_modelopt_*): byte layouts for known inputs,
 // bit-identical logits after export -> open_model for every supported format, the validator,
 // refusals, and crash safety (existing output, unwritable folder, a full disk via RLIMIT_FSIZE).
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>

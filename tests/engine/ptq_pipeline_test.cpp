@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // PTQ end to end on the golden tiny Llama (hidden 64, MLP 96, 2 layers; random weights from
 // transformers) with random-token calibration data: the claims of docs/RESULTS.md, asserted.
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <ATen/Functions.h>
