@@ -19,16 +19,22 @@ uint64_t write_gguf_tensors(const std::string& path, const GgufMetadata& metadat
         cancel.throw_if_cancelled();
         sink.progress(k, total, phase);
         const GgufTensorPlan& t = tensors[static_cast<size_t>(k)];
+        const uint64_t size = *ggml_tensor_bytes(t.type, t.ne);
+        if (t.copy_from) {
+            writer.write_tensor_data(t.copy_from, size);
+            continue;
+        }
         const at::Tensor x = t.values().to(at::kFloat).contiguous();
         int64_t numel = 1;
         for (int64_t d : t.ne) numel *= d;
         if (x.numel() != numel)
             throw UserError(path + ": tensor '" + t.name + "': " + std::to_string(x.numel()) + " values for " +
                             std::to_string(numel) + " elements");
-        const uint64_t size = *ggml_tensor_bytes(t.type, t.ne);
         if (buffer.size() < size) buffer.resize(size);
         const int64_t cols = t.ne[0];
-        encode_gguf_tensor(x.data_ptr<float>(), cols ? numel / cols : 0, cols, t.type, buffer.data());
+        encode_gguf_tensor(x.data_ptr<float>(), cols ? numel / cols : 0, cols, t.type, buffer.data(),
+                           t.importance.empty() ? nullptr : t.importance.data(), static_cast<int64_t>(t.importance.size()));
+        if (t.check) t.check(buffer.data(), size);
         writer.write_tensor_data(buffer.data(), size);
     }
     cancel.throw_if_cancelled();

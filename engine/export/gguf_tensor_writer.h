@@ -20,6 +20,15 @@ struct GgufTensorPlan {
     std::vector<int64_t> ne;              // ggml order
     GgmlType type = GgmlType::F32;
     std::function<at::Tensor()> values;   // float32, numel = product of ne (any shape)
+    // Per-column importance (an imatrix entry: ne[0] values, or ne[0] * ne[2]) for the quantizers
+    // that take one; empty = the reference search.
+    std::vector<float> importance;
+    // When set, these bytes (ggml_tensor_bytes(type, ne) of them) are written as they are and
+    // `values` is not called: a GGUF source tensor whose type does not change.
+    const uint8_t* copy_from = nullptr;
+    // Called with the encoded bytes before they are written (e.g. to check they decode to the
+    // values a quantized checkpoint holds); may throw.
+    std::function<void(const uint8_t* bytes, uint64_t size)> check;
 };
 
 // Returns the file size. Progress: `phase`, one unit per tensor; cancel checked before each.
