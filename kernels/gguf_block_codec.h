@@ -24,7 +24,8 @@ QL_HD constexpr int block_bytes(GgufType t) {
            : t == GgufType::Q4_0 ? 18
            : t == GgufType::Q4_1 ? 20
            : t == GgufType::Q5_0 ? 22
-                                 : 17;
+           : t == GgufType::MXFP4 ? 17
+                                 : 0;  // not a 32-element type of this file
 }
 
 // Calls v(std::integral_constant<GgufType, t>{}) for the run-time type t (one instantiation per
@@ -37,8 +38,8 @@ bool visit_gguf_type(GgufType t, const Visitor& v) {
         case GgufType::Q4_1: v(std::integral_constant<GgufType, GgufType::Q4_1>{}); return true;
         case GgufType::Q5_0: v(std::integral_constant<GgufType, GgufType::Q5_0>{}); return true;
         case GgufType::MXFP4: v(std::integral_constant<GgufType, GgufType::MXFP4>{}); return true;
+        default: return false;  // the K-quants and IQ4: gguf_kquant_codec.h
     }
-    return false;
 }
 
 // ---- Shared arithmetic ----------------------------------------------------------------------

@@ -330,9 +330,11 @@ void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* co
                 for (int j = 0; j < kB; ++j) c[j] = static_cast<uint8_t>(q5[j]);
                 break;
             case GgufType::MXFP4:
-                scales[b] = pow2_any(static_cast<int>(in[0]) - 127);
+                // e = 255 only comes from the exponent wrap (all codes 0): 2^127 keeps it finite.
+                scales[b] = pow2_any(std::min(127, static_cast<int>(in[0]) - 127));
                 split_nibbles(in + 1, c);
                 break;
+            default: break;
         }
     }
 }
@@ -349,7 +351,7 @@ GgufBlockFields gguf_block_fields(const uint8_t* y, GgufType t) {
             f.d = load_fp16(y);
             f.dmin = load_fp16(y + 2);
             break;
-        case GgufType::MXFP4: f.d = pow2_any(static_cast<int>(y[0]) - 127); break;
+        case GgufType::MXFP4: f.d = pow2_any(std::min(127, static_cast<int>(y[0]) - 127)); break;
         case GgufType::Q2_K:
             f.d = load_fp16(y + 80);
             f.dmin = load_fp16(y + 82);

@@ -45,29 +45,29 @@ QL_HD void encode_weighted_x8(const float* x, const float* qw, float sigma2, uin
     constexpr int bytes = weighted_block_bytes(T);
     float scale[K];
     if constexpr (T == GgufType::Q4_1) {
-        uint8_t L[K * N];
-        float the_min[K];
+        float L[K * N], the_min[K];
         make_qkx_lanes<K, N, true, false>(xt, wt, 15, -0.9f, 0.05f, 36, L, scale, the_min);
         for (int k = 0; k < count; ++k) {
             uint8_t* b = y + bytes * k;
             store_fp16(b, scale[k]);
             store_fp16(b + 2, -the_min[k]);
-            for (int j = 0; j < 16; ++j) b[4 + j] = static_cast<uint8_t>(L[j * K + k] | (L[(j + 16) * K + k] << 4));
+            for (int j = 0; j < 16; ++j)
+                b[4 + j] = static_cast<uint8_t>(static_cast<int>(L[j * K + k]) | (static_cast<int>(L[(j + 16) * K + k]) << 4));
         }
     } else {
         constexpr int nmax = nmax_of(T);
-        int8_t L[K * N];
+        float L[K * N];
         make_qx_lanes<K, N>(xt, wt, nmax, L, scale);
         for (int k = 0; k < count; ++k) {
             uint8_t* b = y + bytes * k;
             store_fp16(b, scale[k]);
             if constexpr (T == GgufType::Q4_0) {
                 for (int j = 0; j < 16; ++j)
-                    b[2 + j] = static_cast<uint8_t>(L[j * K + k] | (L[(j + 16) * K + k] << 4));
+                    b[2 + j] = static_cast<uint8_t>(static_cast<int>(L[j * K + k]) | (static_cast<int>(L[(j + 16) * K + k]) << 4));
             } else {
                 uint32_t qh = 0;
                 for (int j = 0; j < 16; ++j) {
-                    const int lo = L[j * K + k], hi = L[(j + 16) * K + k];
+                    const int lo = static_cast<int>(L[j * K + k]), hi = static_cast<int>(L[(j + 16) * K + k]);
                     b[6 + j] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
                     qh |= (static_cast<uint32_t>((lo >> 4) & 1) << j) | (static_cast<uint32_t>((hi >> 4) & 1) << (j + 16));
                 }

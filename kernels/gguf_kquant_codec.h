@@ -42,33 +42,47 @@ QL_HD constexpr int kq_max_code(GgufType t) {
 
 // ---- transposition and sanitising ----------------------------------------------------------
 
-// xt[i * K + k] = x[k * N + i], non-finite values as 0. Returns whether x held any.
+// Where element i of sub-block j lives in a "lane" array: sub-blocks go in groups of 8 lanes
+// (gguf_kquant_search.h's K = 8), each group transposed: [group][i][j % 8].
+template <int N>
+QL_HD constexpr int lane_at(int j, int i) {
+    return (j / 8) * (8 * N) + i * 8 + (j % 8);
+}
+
+// xt[lane_at(j, i)] = x[j * N + i] for K sub-blocks of N, non-finite values as 0. Returns
+// whether x held any.
 template <int K, int N>
 QL_HD bool load_lanes(const float* x, float* xt) {
     uint32_t bad = 0;
-    for (int k = 0; k < K; ++k)
+    for (int j = 0; j < K; ++j)
         for (int i = 0; i < N; ++i) {
-            const float v = x[k * N + i];
+            const float v = x[j * N + i];
             const uint32_t nonfinite = magnitude_bits(v) >= kInfBits ? 1u : 0u;
             bad |= nonfinite;
-            xt[i * K + k] = nonfinite ? 0.0f : v;
+            xt[lane_at<N>(j, i)] = nonfinite ? 0.0f : v;
         }
     return bad != 0;
 }
 
 template <int K, int N>
 QL_HD void transpose_in(const float* x, float* xt) {
-    for (int k = 0; k < K; ++k)
-        for (int i = 0; i < N; ++i) xt[i * K + k] = x[k * N + i];
+    for (int j = 0; j < K; ++j)
+        for (int i = 0; i < N; ++i) xt[lane_at<N>(j, i)] = x[j * N + i];
 }
 
 // The sum of squares of a super-block in element order (ggml's sequential loop).
 template <int K, int N>
 QL_HD float sum_squares_in_order(const float* xt) {
     float s = 0.0f;
-    for (int k = 0; k < K; ++k)
-        for (int i = 0; i < N; ++i) s += xt[i * K + k] * xt[i * K + k];
+    for (int j = 0; j < K; ++j)
+        for (int i = 0; i < N; ++i) s += xt[lane_at<N>(j, i)] * xt[lane_at<N>(j, i)];
     return s;
+}
+
+// Runs f(offset of the group's lane data, first sub-block of the group) for each group of 8.
+template <int K, int N, class F>
+QL_HD void for_each_lane_group(const F& f) {
+    for (int g = 0; g < K / 8; ++g) f(g * 8 * N, g * 8);
 }
 
 // ggml's 2-bit field of Q2_K / Q3_K: element e in qs[32 (e / 128) + e % 32] at bit 2 ((e % 128) / 32).
@@ -130,11 +144,12 @@ QL_HD int get_iq4xs_scale(int ib, const uint8_t* y) {
 
 QL_HD void encode_q2_k(const float* xt, const float* qwt, uint8_t* y) {
     constexpr int K = 16, N = 16;
-    float wt[QK_K], scales[K], mins[K];
-    uint8_t L[QK_K];
+    float wt[QK_K], scales[K], mins[K], L[QK_K];
     if (!qwt) {
         for (int i = 0; i < QK_K; ++i) wt[i] = abs_bits(xt[i]);
-        make_qkx_lanes<K, N, false, true>(xt, wt, 3, -0.5f, 0.1f, 15, L, scales, mins);
+        for_each_lane_group<K, N>([&](int o, int j) {
+            make_qkx_lanes<8, N, false, true>(xt + o, wt + o, 3, -0.5f, 0.1f, 15, L + o, scales + j, mins + j);
+        });
         float max_scale = 0.0f, max_min = 0.0f;
         for (int j = 0; j < K; ++j) {
             max_scale = scales[j] > max_scale ? scales[j] : max_scale;
@@ -158,8 +173,10 @@ QL_HD void encode_q2_k(const float* xt, const float* qwt, uint8_t* y) {
         for (int i = 0; i < QK_K; ++i) wt[i] = qwt[i] * std::sqrt(sigma2 + xt[i] * xt[i]);
         for (int k = 0; k < K; ++k) sw[k] = 0.0f;
         for (int i = 0; i < N; ++i)
-            for (int k = 0; k < K; ++k) sw[k] += wt[i * K + k];
-        make_qkx_lanes<K, N, true, false>(xt, wt, 3, -0.9f, 0.05f, 36, L, scales, mins);
+            for (int k = 0; k < K; ++k) sw[k] += wt[lane_at<N>(k, i)];
+        for_each_lane_group<K, N>([&](int o, int j) {
+            make_qkx_lanes<8, N, true, false>(xt + o, wt + o, 3, -0.9f, 0.05f, 36, L + o, scales + j, mins + j);
+        });
         uint8_t Ls[K], Lm[K];
         const float dm = make_qp_quants<K>(15, scales, Ls, sw);
         const float mm = make_qp_quants<K>(15, mins, Lm, sw);
@@ -175,10 +192,10 @@ QL_HD void encode_q2_k(const float* xt, const float* qwt, uint8_t* y) {
     }
     for (int i = 0; i < N; ++i)
         for (int k = 0; k < K; ++k) {
-            const int l = clamp_int(nearest_int((xt[i * K + k] + ml[k]) / dl[k]), 0, 3);
-            L[i * K + k] = dl[k] != 0.0f ? static_cast<uint8_t>(l) : L[i * K + k];
+            const int l = clamp_int(nearest_int((xt[lane_at<N>(k, i)] + ml[k]) / dl[k]), 0, 3);
+            L[lane_at<N>(k, i)] = dl[k] != 0.0f ? static_cast<float>(l) : L[lane_at<N>(k, i)];
         }
-    pack_2bit([&](int e) { return static_cast<int>(L[(e % N) * K + e / N]); }, y + 16);
+    pack_2bit([&](int e) { return static_cast<int>(L[lane_at<N>(e / N, e % N)]); }, y + 16);
 }
 
 QL_HD int q2_k_code(const uint8_t* y, int e) { return (y[16 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
@@ -196,11 +213,10 @@ QL_HD void decode_q2_k(const uint8_t* y, float* out) {
 
 QL_HD void encode_q3_k(const float* xt, const float* qwt, uint8_t* y) {
     constexpr int K = 16, N = 16;
-    float scales[K];
-    int8_t L[QK_K];
+    float scales[K], L[QK_K];
     int ls[K];
     if (!qwt) {
-        make_q3_lanes<K, N>(xt, 4, L, scales);
+        for_each_lane_group<K, N>([&](int o, int j) { make_q3_lanes<8, N>(xt + o, 4, L + o, scales + j); });
         float max_scale = 0.0f, amax = 0.0f;
         for (int j = 0; j < K; ++j) {
             const float a = abs_bits(scales[j]);
@@ -225,12 +241,9 @@ QL_HD void encode_q3_k(const float* xt, const float* qwt, uint8_t* y) {
         for (int i = 0; i < QK_K; ++i) wt[i] = qwt[i] * std::sqrt(sigma2 + xt[i] * xt[i]);
         for (int k = 0; k < K; ++k) sw[k] = 0.0f;
         for (int i = 0; i < N; ++i)
-            for (int k = 0; k < K; ++k) sw[k] += wt[i * K + k];
-        make_qx_lanes<K, N>(xt, wt, 4, L, scales);
-        int8_t Ls[K];
-        float d_block;
-        make_qx_lanes<1, K>(scales, sw, 32, Ls, &d_block);
-        for (int j = 0; j < K; ++j) ls[j] = Ls[j];
+            for (int k = 0; k < K; ++k) sw[k] += wt[lane_at<N>(k, i)];
+        for_each_lane_group<K, N>([&](int o, int j) { make_qx_lanes<8, N>(xt + o, wt + o, 4, L + o, scales + j); });
+        const float d_block = make_qx_quants<K>(32, scales, ls, sw);
         put_q3_scales(ls, y + 96);
         store_fp16(y + 108, d_block);
     }
@@ -239,10 +252,10 @@ QL_HD void encode_q3_k(const float* xt, const float* qwt, uint8_t* y) {
     for (int k = 0; k < K; ++k) dl[k] = d * static_cast<float>(get_q3_scale(k, y + 96));
     for (int i = 0; i < N; ++i)
         for (int k = 0; k < K; ++k) {
-            const int l = clamp_int(nearest_int(xt[i * K + k] / dl[k]), -4, 3) + 4;
-            L[i * K + k] = dl[k] != 0.0f ? static_cast<int8_t>(l) : L[i * K + k];
+            const int l = clamp_int(nearest_int(xt[lane_at<N>(k, i)] / dl[k]), -4, 3) + 4;
+            L[lane_at<N>(k, i)] = dl[k] != 0.0f ? static_cast<float>(l) : L[lane_at<N>(k, i)];
         }
-    auto code = [&](int e) { return static_cast<int>(L[(e % N) * K + e / N]); };
+    auto code = [&](int e) { return static_cast<int>(L[lane_at<N>(e / N, e % N)]); };
     for (int m = 0; m < 32; ++m) {
         int h = 0;
         for (int b = 0; b < 8; ++b) h |= (code(32 * b + m) > 3 ? 1 : 0) << b;
@@ -271,16 +284,16 @@ QL_HD void decode_q3_k(const uint8_t* y, float* out) {
 template <int NMAX>  // 15 (Q4_K) or 31 (Q5_K)
 QL_HD void encode_q45_k(const float* xt, const float* qwt, uint8_t* y) {
     constexpr int K = 8, N = 32;
-    float wt[QK_K], scales[K], mins[K];
-    uint8_t L[QK_K], ls[K], lm[K];
+    float wt[QK_K], scales[K], mins[K], L[QK_K];
+    uint8_t ls[K], lm[K];
     if (!qwt) {
         float sum_x2[K];
         for (int k = 0; k < K; ++k) sum_x2[k] = 0.0f;
         for (int i = 0; i < N; ++i)
-            for (int k = 0; k < K; ++k) sum_x2[k] += xt[i * K + k] * xt[i * K + k];
+            for (int k = 0; k < K; ++k) sum_x2[k] += xt[lane_at<N>(k, i)] * xt[lane_at<N>(k, i)];
         for (int k = 0; k < K; ++k) sum_x2[k] = std::sqrt(sum_x2[k] / 32.0f);  // av_x
         for (int i = 0; i < N; ++i)
-            for (int k = 0; k < K; ++k) wt[i * K + k] = sum_x2[k] + abs_bits(xt[i * K + k]);
+            for (int k = 0; k < K; ++k) wt[lane_at<N>(k, i)] = sum_x2[k] + abs_bits(xt[lane_at<N>(k, i)]);
         make_qkx_lanes<K, N, false, false>(xt, wt, NMAX, NMAX == 15 ? -1.0f : -0.5f, 0.1f, NMAX == 15 ? 20 : 15, L,
                                            scales, mins);
         float max_scale = 0.0f, max_min = 0.0f;
@@ -304,7 +317,7 @@ QL_HD void encode_q45_k(const float* xt, const float* qwt, uint8_t* y) {
         for (int i = 0; i < QK_K; ++i) wt[i] = qwt[i] * std::sqrt(sigma2 + xt[i] * xt[i]);
         for (int k = 0; k < K; ++k) sw[k] = 0.0f;
         for (int i = 0; i < N; ++i)
-            for (int k = 0; k < K; ++k) sw[k] += wt[i * K + k];
+            for (int k = 0; k < K; ++k) sw[k] += wt[lane_at<N>(k, i)];
         make_qkx_lanes<K, N, true, false>(xt, wt, NMAX, -0.9f, 0.05f, 36, L, scales, mins);
         const float d_block = make_qp_quants<K>(63, scales, ls, sw);
         const float m_block = make_qp_quants<K>(63, mins, lm, sw);
@@ -327,21 +340,21 @@ QL_HD void encode_q45_k(const float* xt, const float* qwt, uint8_t* y) {
     }
     for (int i = 0; i < N; ++i)
         for (int k = 0; k < K; ++k) {
-            const int l = clamp_int(nearest_int((xt[i * K + k] + ml[k]) / dl[k]), 0, NMAX);
-            L[i * K + k] = dl[k] != 0.0f ? static_cast<uint8_t>(l) : L[i * K + k];
+            const int l = clamp_int(nearest_int((xt[lane_at<N>(k, i)] + ml[k]) / dl[k]), 0, NMAX);
+            L[lane_at<N>(k, i)] = dl[k] != 0.0f ? static_cast<float>(l) : L[lane_at<N>(k, i)];
         }
     // Element 64 c + l in the low nibble of qs[32 c + l], 64 c + 32 + l in the high one; Q5_K's
     // fifth bits in qh[l] at bits 2c and 2c + 1.
     uint8_t* qs = y + (NMAX == 15 ? 16 : 48);
     for (int c = 0; c < 4; ++c)
         for (int l = 0; l < 32; ++l) {
-            const int a = L[l * K + 2 * c], b = L[l * K + 2 * c + 1];
+            const int a = static_cast<int>(L[l * K + 2 * c]), b = static_cast<int>(L[l * K + 2 * c + 1]);
             qs[32 * c + l] = static_cast<uint8_t>((a & 0xF) | ((b & 0xF) << 4));
         }
     if (NMAX == 31)
         for (int l = 0; l < 32; ++l) {
             int h = 0;
-            for (int k = 0; k < K; ++k) h |= ((L[l * K + k] >> 4) & 1) << k;
+            for (int k = 0; k < K; ++k) h |= ((static_cast<int>(L[l * K + k]) >> 4) & 1) << k;
             y[16 + l] = static_cast<uint8_t>(h);
         }
 }
@@ -370,9 +383,9 @@ QL_HD void decode_q45_k(const uint8_t* y, float* out) {
 
 QL_HD void encode_q6_k(const float* xt, const float* qwt, uint8_t* y) {
     constexpr int K = 16, N = 16;
-    float scales[K];
-    int8_t L[QK_K];
-    make_qx_lanes<K, N>(xt, qwt, 32, L, scales);
+    float scales[K], L[QK_K];
+    for_each_lane_group<K, N>(
+        [&](int o, int j) { make_qx_lanes<8, N>(xt + o, qwt ? qwt + o : nullptr, 32, L + o, scales + j); });
     float max_scale = 0.0f, max_abs = 0.0f;
     for (int j = 0; j < K; ++j) {
         const float a = abs_bits(scales[j]);
@@ -394,10 +407,10 @@ QL_HD void encode_q6_k(const float* xt, const float* qwt, uint8_t* y) {
     for (int k = 0; k < K; ++k) dl[k] = d * static_cast<float>(static_cast<int8_t>(y[192 + k]));
     for (int i = 0; i < N; ++i)
         for (int k = 0; k < K; ++k) {
-            const int l = clamp_int(nearest_int(xt[i * K + k] / dl[k]), -32, 31) + 32;
-            L[i * K + k] = dl[k] != 0.0f ? static_cast<int8_t>(l) : L[i * K + k];
+            const int l = clamp_int(nearest_int(xt[lane_at<N>(k, i)] / dl[k]), -32, 31) + 32;
+            L[lane_at<N>(k, i)] = dl[k] != 0.0f ? static_cast<float>(l) : L[lane_at<N>(k, i)];
         }
-    auto code = [&](int e) { return static_cast<int>(L[(e % N) * K + e / N]); };
+    auto code = [&](int e) { return static_cast<int>(L[lane_at<N>(e / N, e % N)]); };
     for (int h = 0; h < 2; ++h)
         for (int l = 0; l < 32; ++l) {
             const int e = 128 * h + l;
@@ -433,9 +446,21 @@ template <int K>
 QL_HD void iq4_weights(const float* xt, const float* qwt, const float* sigma2, float* wt) {
     for (int i = 0; i < 32; ++i)
         for (int k = 0; k < K; ++k) {
-            const float x = xt[i * K + k];
-            wt[i * K + k] = qwt ? qwt[i * K + k] * std::sqrt(sigma2[k] + x * x) : x * x;
+            const float x = xt[lane_at<32>(k, i)];
+            wt[lane_at<32>(k, i)] = qwt ? qwt[lane_at<32>(k, i)] * std::sqrt(sigma2[k] + x * x) : x * x;
         }
+}
+
+// L = best_index_int8(kvalues_iq4nl, inv[k] * x) for K lanes of 32.
+template <int K>
+QL_HD void iq4_codes(const float* xt, const float* inv, float* L) {
+    using namespace lanes;
+    const VF<K> s = load<K>(inv);
+    for (int i = 0; i < 32; ++i) {
+        VF<K> idx, value;
+        iq4_best_index_lanes<K>(s * load<K>(xt + i * K), &idx, &value);
+        store<K>(L + i * K, idx);
+    }
 }
 
 QL_HD void encode_iq4_xs(const float* xt, const float* qwt, uint8_t* y) {
@@ -467,11 +492,11 @@ QL_HD void encode_iq4_xs(const float* xt, const float* qwt, uint8_t* y) {
     }
     y[2] = static_cast<uint8_t>(sh & 0xFF);
     y[3] = static_cast<uint8_t>(sh >> 8);
-    uint8_t L[QK_K];
-    for (int i = 0; i < N; ++i)
-        for (int k = 0; k < K; ++k) L[i * K + k] = static_cast<uint8_t>(iq4_best_index(idl[k] * xt[i * K + k]));
+    float L[QK_K];
+    iq4_codes<K>(xt, idl, L);
     for (int k = 0; k < K; ++k)
-        for (int j = 0; j < 16; ++j) y[8 + 16 * k + j] = static_cast<uint8_t>(L[j * K + k] | (L[(j + 16) * K + k] << 4));
+        for (int j = 0; j < 16; ++j)
+            y[8 + 16 * k + j] = static_cast<uint8_t>(static_cast<int>(L[j * K + k]) | (static_cast<int>(L[(j + 16) * K + k]) << 4));
 }
 
 // `count` (1..8) consecutive IQ4_NL blocks: xt holds 8 lanes of 32 (unused lanes zero).
@@ -480,18 +505,18 @@ QL_HD void encode_iq4_nl_x8(const float* xt, const float* qwt, uint8_t* y, int c
     float sigma2[K], wt[K * N], scales[K];
     for (int k = 0; k < K; ++k) sigma2[k] = 0.0f;
     for (int i = 0; i < N; ++i)
-        for (int k = 0; k < K; ++k) sigma2[k] += xt[i * K + k] * xt[i * K + k];
+        for (int k = 0; k < K; ++k) sigma2[k] += xt[lane_at<N>(k, i)] * xt[lane_at<N>(k, i)];
     for (int k = 0; k < K; ++k) sigma2[k] *= 2.0f / 32;
     iq4_weights<K>(xt, qwt, sigma2, wt);
     iq4_scale_lanes<K>(xt, wt, scales);
     float id[K];
     for (int k = 0; k < K; ++k) id[k] = scales[k] != 0.0f ? 1.0f / scales[k] : 0.0f;
-    uint8_t L[K * N];
-    for (int i = 0; i < N; ++i)
-        for (int k = 0; k < K; ++k) L[i * K + k] = static_cast<uint8_t>(iq4_best_index(id[k] * xt[i * K + k]));
+    float L[K * N];
+    iq4_codes<K>(xt, id, L);
     for (int k = 0; k < count; ++k) {
         store_fp16(y + 18 * k, scales[k]);
-        for (int j = 0; j < 16; ++j) y[18 * k + 2 + j] = static_cast<uint8_t>(L[j * K + k] | (L[(j + 16) * K + k] << 4));
+        for (int j = 0; j < 16; ++j)
+            y[18 * k + 2 + j] = static_cast<uint8_t>(static_cast<int>(L[j * K + k]) | (static_cast<int>(L[(j + 16) * K + k]) << 4));
     }
 }
 

@@ -18,7 +18,9 @@
 
 namespace ql {
 
-std::vector<std::string> gguf_export_types() { return {"f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "mxfp4"}; }
+std::vector<std::string> gguf_export_types() {
+    return {"f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"};
+}
 
 namespace {
 
@@ -110,8 +112,8 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
             if (result.from_checkpoint && !from_quantized && quantized_type) t = GgmlType::F32;
             if (ne[0] % ggml_block_size(t) != 0) {
                 const GgmlType fallback = type == GgmlType::F32 ? GgmlType::F32 : GgmlType::F16;
-                result.warnings.push_back(gguf_name + ": row length " + std::to_string(ne[0]) + " is not a multiple of 32; written as " +
-                                          ggml_type_name(fallback));
+                result.warnings.push_back(gguf_name + ": row length " + std::to_string(ne[0]) + " is not a multiple of " +
+                                          std::to_string(ggml_block_size(t)) + "; written as " + ggml_type_name(fallback));
                 t = fallback;
             }
         }

@@ -7,7 +7,8 @@
 // - every 1-D tensor (norms, biases, Llama 3's rope_freqs) as F32, as convert_hf_to_gguf.py does;
 // - HF folder: every 2-D weight, token_embd and output included, in the requested type (like
 //   `llama-quantize --pure`: one type for all matrices); a matrix whose row length is not a
-//   multiple of 32 falls back to F16 (F32 when f32 was asked), with a warning;
+//   multiple of the type's block (32; 256 for the K-quants and IQ4_XS) falls back to F16 (F32
+//   when f32 was asked), with a warning;
 // - quantized checkpoint: each layer the recipe quantized is written from its quantized weight
 //   (the values QuantLab's quantized forward uses) encoded in the requested type; layers left in
 //   high precision by the recipe (and the embeddings, which recipes never quantize) are written
@@ -34,7 +35,7 @@
 namespace ql {
 
 struct GgufExportOptions {
-    std::string type = "q4_0";  // f32 f16 q8_0 q4_0 q4_1 mxfp4 (also q5_0)
+    std::string type = "q4_0";  // f32 f16 q8_0 q4_0 q4_1 q5_0 mxfp4 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs
     bool force = false;         // replace an existing file
 };
 

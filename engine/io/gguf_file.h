@@ -33,12 +33,19 @@ const char* gguf_value_type_name(GgufValueType t);  // "UINT8" ...; "?" outside 
 int gguf_scalar_size(GgufValueType t);  // bytes of one value: 1, 2, 4 or 8; 0 for STRING, ARRAY and unknown
 
 // The tensor types QuantLab reads and writes, numbered as ggml.h's enum ggml_type.
-enum class GgmlType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q8_0 = 8, MXFP4 = 39 };
-const char* ggml_type_name(GgmlType t);                        // "F32", "Q4_0", ...
+enum class GgmlType : uint32_t {
+    F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q8_0 = 8,
+    Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, MXFP4 = 39,
+};
+const char* ggml_type_name(GgmlType t);                        // "F32", "Q4_0", "Q4_K", "IQ4_XS", ...
 std::optional<GgmlType> ggml_type_from_id(uint32_t id);        // nullopt for types we do not know
-std::optional<GgmlType> ggml_type_from_name(const std::string& lower_name);  // "q4_0", "f16", ...
-int64_t ggml_block_size(GgmlType t);   // elements per block: 1 for F32/F16, 32 for the others
-int64_t ggml_type_size(GgmlType t);    // bytes per block: 4, 2, 18, 20, 22, 34, 17
+std::optional<GgmlType> ggml_type_from_name(const std::string& lower_name);  // "q4_0", "f16", "q4_k", ...
+const std::vector<GgmlType>& ggml_known_types();                // every type above, in enum order
+// Elements per block: 1 for F32/F16, 256 for the K-quants and IQ4_XS, 32 for the others.
+int64_t ggml_block_size(GgmlType t);
+// Bytes per block: F32 4, F16 2, Q4_0 18, Q4_1 20, Q5_0 22, Q8_0 34, Q2_K 84, Q3_K 110, Q4_K 144,
+// Q5_K 176, Q6_K 210, IQ4_NL 18, IQ4_XS 136, MXFP4 17.
+int64_t ggml_type_size(GgmlType t);
 // Bytes of a tensor with `ne` (ggml order); nullopt when ne[0] is not a multiple of the block,
 // a dimension is negative or the size overflows.
 std::optional<uint64_t> ggml_tensor_bytes(GgmlType t, const std::vector<int64_t>& ne);

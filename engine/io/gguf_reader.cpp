@@ -7,6 +7,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/file_bytes.h"
 #include "engine/io/gguf_file.h"
+#include "engine/io/gguf_kernel_types.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_precision.h"
 
@@ -243,14 +244,8 @@ std::vector<float> GgufFile::dequantize(const GgufTensorInfo& t) const {
                 out[static_cast<size_t>(k)] = kernels::fp16_bits_to_fp32(h);
             }
             break;
-        default: {
-            const auto kt = t.type == GgmlType::Q4_0   ? kernels::GgufType::Q4_0
-                            : t.type == GgmlType::Q4_1 ? kernels::GgufType::Q4_1
-                            : t.type == GgmlType::Q5_0 ? kernels::GgufType::Q5_0
-                            : t.type == GgmlType::Q8_0 ? kernels::GgufType::Q8_0
-                                                       : kernels::GgufType::MXFP4;
-            kernels::gguf_dequantize(p, n / t.ne[0], t.ne[0], kt, out.data());
-        }
+        default:
+            kernels::gguf_dequantize(p, n / t.ne[0], t.ne[0], *gguf_kernel_type(t.type), out.data());
     }
     return out;
 }

@@ -52,21 +52,34 @@ const char* ggml_type_name(GgmlType t) {
         case GgmlType::Q4_1: return "Q4_1";
         case GgmlType::Q5_0: return "Q5_0";
         case GgmlType::Q8_0: return "Q8_0";
+        case GgmlType::Q2_K: return "Q2_K";
+        case GgmlType::Q3_K: return "Q3_K";
+        case GgmlType::Q4_K: return "Q4_K";
+        case GgmlType::Q5_K: return "Q5_K";
+        case GgmlType::Q6_K: return "Q6_K";
+        case GgmlType::IQ4_NL: return "IQ4_NL";
+        case GgmlType::IQ4_XS: return "IQ4_XS";
         case GgmlType::MXFP4: return "MXFP4";
     }
     return "?";
 }
 
+const std::vector<GgmlType>& ggml_known_types() {
+    static const std::vector<GgmlType> types = {GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0,   GgmlType::Q4_1,
+                                                GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q2_K,   GgmlType::Q3_K,
+                                                GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_NL,
+                                                GgmlType::IQ4_XS, GgmlType::MXFP4};
+    return types;
+}
+
 std::optional<GgmlType> ggml_type_from_id(uint32_t id) {
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
-                       GgmlType::MXFP4})
+    for (GgmlType t : ggml_known_types())
         if (static_cast<uint32_t>(t) == id) return t;
     return std::nullopt;
 }
 
 std::optional<GgmlType> ggml_type_from_name(const std::string& name) {
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
-                       GgmlType::MXFP4}) {
+    for (GgmlType t : ggml_known_types()) {
         std::string lower = ggml_type_name(t);
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (lower == name) return t;
@@ -74,7 +87,19 @@ std::optional<GgmlType> ggml_type_from_name(const std::string& name) {
     return std::nullopt;
 }
 
-int64_t ggml_block_size(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 ? 1 : 32; }
+int64_t ggml_block_size(GgmlType t) {
+    switch (t) {
+        case GgmlType::F32:
+        case GgmlType::F16: return 1;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS: return 256;
+        default: return 32;
+    }
+}
 
 int64_t ggml_type_size(GgmlType t) {
     switch (t) {
@@ -84,6 +109,13 @@ int64_t ggml_type_size(GgmlType t) {
         case GgmlType::Q4_1: return 20;
         case GgmlType::Q5_0: return 22;
         case GgmlType::Q8_0: return 34;
+        case GgmlType::Q2_K: return 84;
+        case GgmlType::Q3_K: return 110;
+        case GgmlType::Q4_K: return 144;
+        case GgmlType::Q5_K: return 176;
+        case GgmlType::Q6_K: return 210;
+        case GgmlType::IQ4_NL: return 18;
+        case GgmlType::IQ4_XS: return 136;
         case GgmlType::MXFP4: return 17;
     }
     return 0;
