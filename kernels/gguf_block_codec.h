@@ -205,17 +205,26 @@ QL_HD float q4_1_code(float x, float mn, float id) {
 }
 
 QL_HD void q4_1_encode(const float* x, uint8_t* out) {
-    // min and max over the finite elements (not including 0, unlike FiniteRange).
+    // min and max over the finite elements (not including 0, unlike FiniteRange), as integer
+    // keys in which -0 and +0 are equal (key 0), as they are to ggml's `v < min` / `v > max`.
     int32_t lo = INT32_MAX, hi = INT32_MIN;
     for (int i = 0; i < kB; ++i) {
         const bool finite = magnitude_bits(x[i]) < kInfBits;
-        const int32_t k = sortable_key(x[i]);
+        const int32_t k = magnitude_bits(x[i]) == 0 ? 0 : sortable_key(x[i]);
         lo = finite && k < lo ? k : lo;
         hi = finite && k > hi ? k : hi;
     }
     const bool any = lo <= hi;
-    const float mn = any ? from_sortable_key(lo) : 0.0f;
-    const float mx = any ? from_sortable_key(hi) : 0.0f;
+    float mn = any ? from_sortable_key(lo) : 0.0f;
+    float mx = any ? from_sortable_key(hi) : 0.0f;
+    if (lo == 0 || hi == 0) {
+        // A zero extreme keeps the sign of the first zero, as ggml's loop keeps the first of equal
+        // values (it matters for fp16(m) and for d = (max - min) / 15 of a block of zeros).
+        float first_zero = 0.0f;
+        for (int i = kB - 1; i >= 0; --i) first_zero = magnitude_bits(x[i]) == 0 ? x[i] : first_zero;
+        mn = lo == 0 ? first_zero : mn;
+        mx = hi == 0 ? first_zero : mx;
+    }
     const float d = (mx - mn) / 15.0f;
     const float id = safe_inverse(d);
     int packed[kH];  // code j + 16 * code (j + 16), summed exactly in float

@@ -2,6 +2,7 @@
 #include "kernels/reference/reference_formats.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -363,10 +364,13 @@ GgufEncoded gguf(const std::vector<float>& x, int64_t rows, int64_t cols, Gguf t
             case Gguf::Q4_0:
             case Gguf::Q5_0: {
                 const bool five = type == Gguf::Q5_0;
-                int imax = 0;
-                for (int i = 1; i < 32; ++i)
-                    if (std::fabs(xb[i]) > std::fabs(xb[imax])) imax = i;
-                const float d = xb[imax] / (five ? -16.0f : -8.0f);
+                float amax = 0.0f, max = 0.0f;  // ggml: a block of zeros keeps max = +0.0 (d = -0.0)
+                for (int i = 0; i < 32; ++i)
+                    if (amax < std::fabs(xb[i])) {
+                        amax = std::fabs(xb[i]);
+                        max = xb[i];
+                    }
+                const float d = max / (five ? -16.0f : -8.0f);
                 const float id = d == 0.0f ? 0.0f : 1.0f / d;
                 int q[32];
                 for (int i = 0; i < 32; ++i) {
@@ -387,10 +391,10 @@ GgufEncoded gguf(const std::vector<float>& x, int64_t rows, int64_t cols, Gguf t
                 break;
             }
             case Gguf::Q4_1: {
-                float mx = xb[0], mn = xb[0];
-                for (int i = 1; i < 32; ++i) {
-                    mx = std::max(mx, xb[i]);
-                    mn = std::min(mn, xb[i]);
+                float mx = -FLT_MAX, mn = FLT_MAX;  // ggml's loop: the first of equal extremes (+0 / -0) wins
+                for (int i = 0; i < 32; ++i) {
+                    if (xb[i] < mn) mn = xb[i];
+                    if (xb[i] > mx) mx = xb[i];
                 }
                 const float d = (mx - mn) / 15.0f;
                 const float id = (d == 0.0f || std::isinf(1.0f / d)) ? 0.0f : 1.0f / d;
