@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "kernels/gguf_q5_1.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstring>
 
+#include "kernels/gguf_importance_codec.h"
 #include "kernels/half_precision.h"
 #include "kernels/parallel.h"
 
@@ -64,12 +67,53 @@ void decode_block(const uint8_t* in, float* y) {
     }
 }
 
+// quantize_row_q5_1_impl for `count` (1..8) consecutive blocks of one row.
+void encode_weighted_x8(const float* x, const float* qw, float sigma2, uint8_t* y, int count) {
+    using namespace kquant;
+    constexpr int K = 8, N = kQk;
+    float xp[K * N], qp[K * N], xt[K * N], wt[K * N], L[K * N], scale[K], the_min[K];
+    for (int i = 0; i < K * N; ++i) {
+        xp[i] = i < N * count ? x[i] : 0.0f;
+        qp[i] = i < N * count ? qw[i] : 0.0f;
+    }
+    load_lanes<K, N>(xp, xt);
+    transpose_in<K, N>(qp, wt);
+    for (int i = 0; i < K * N; ++i) wt[i] = wt[i] * std::sqrt(sigma2 + xt[i] * xt[i]);
+    make_qkx_lanes<K, N, true, false>(xt, wt, 31, -0.9f, 0.05f, 36, L, scale, the_min);
+    for (int k = 0; k < count; ++k) {
+        uint8_t* b = y + kGgufQ5_1BlockBytes * k;
+        kquant::store_fp16(b, scale[k]);
+        kquant::store_fp16(b + 2, -the_min[k]);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; ++j) {
+            const int lo = static_cast<int>(L[lane_at<N>(k, j)]), hi = static_cast<int>(L[lane_at<N>(k, j + 16)]);
+            b[8 + j] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+            qh |= (static_cast<uint32_t>((lo >> 4) & 1) << j) | (static_cast<uint32_t>((hi >> 4) & 1) << (j + 16));
+        }
+        std::memcpy(b + 4, &qh, 4);
+    }
+}
+
 }  // namespace
 
-void gguf_q5_1_quantize(const float* x, int64_t rows, int64_t cols, uint8_t* blocks) {
-    const int64_t nblocks = rows * (cols / kQk);
-    parallel_ranges(nblocks, 4096, 1, [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) encode_block(x + k * kQk, blocks + k * kGgufQ5_1BlockBytes);
+void gguf_q5_1_quantize(const float* x, int64_t rows, int64_t cols, uint8_t* blocks, const float* importance) {
+    const int64_t bpr = cols / kQk;
+    if (!importance) {
+        const int64_t nblocks = rows * bpr;
+        parallel_ranges(nblocks, 4096, 1, [&](int64_t b, int64_t e) {
+            for (int64_t k = b; k < e; ++k) encode_block(x + k * kQk, blocks + k * kGgufQ5_1BlockBytes);
+        });
+        return;
+    }
+    parallel_ranges(rows, 16, 1, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* row = x + r * cols;
+            const float sigma2 = kquant::row_sigma2(row, cols);
+            for (int64_t b = 0; b < bpr; b += 8) {
+                const int count = static_cast<int>(std::min<int64_t>(8, bpr - b));
+                encode_weighted_x8(row + b * kQk, importance + b * kQk, sigma2, blocks + (r * bpr + b) * kGgufQ5_1BlockBytes, count);
+            }
+        }
     });
 }
 

@@ -9,6 +9,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
 #include "engine/export/gguf_type_mix.h"
+#include "engine/io/gguf_kernel_types.h"
 #include "engine/loading/model_source.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/quantized_model.h"
@@ -54,15 +55,6 @@ double bits_of(const GgufTensorInfo& t) {
     return n > 0 ? 8.0 * static_cast<double>(t.size) / static_cast<double>(n) : 0;
 }
 
-// The QuantLab format a GGUF type is ("gguf_q4_k"), or "" (F32, F16, BF16, or a type without one).
-std::string format_of(GgmlType type) {
-    std::string name = ggml_type_name(type);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const FormatInfo& f : all_formats())
-        if (f.name == "gguf_" + name) return f.name;
-    return "";
-}
-
 void describe_gguf(ModelSummary& s, const GgufSource& g) {
     s.is_gguf = true;
     const GgufFile& f = *g.file;
@@ -93,7 +85,7 @@ void describe_gguf(ModelSummary& s, const GgufSource& g) {
     for (LayerSummary& l : s.layers) {
         const GgufParameterSource* p = g.weight_of(l.name);
         if (!p) continue;
-        l.weight_format = format_of(p->tensor->type);
+        l.weight_format = gguf_format_name(p->tensor->type);
         l.weight_bits = bits_of(*p->tensor);
         l.weight_quantizer = std::string(ggml_type_name(p->tensor->type)) + " (from file)";
     }

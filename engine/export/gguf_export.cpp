@@ -100,6 +100,7 @@ struct SourceTensor {
     std::function<at::Tensor()> values;         // float32 in file row order
     LayerQuantizer* quantizer = nullptr;        // a checkpoint layer's configured weight quantizer
     std::optional<GgmlType> recipe_type;        // its format, when it is a GGUF type
+    std::function<at::Tensor()> fp_values;      // a recipe GGUF layer: the FP weight its quantizer rounds (file rows)
     const GgufTensorInfo* gguf = nullptr;       // a GGUF source's tensor
 };
 
@@ -212,6 +213,11 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
                 at::Tensor w = (lq ? lq->quantized_weight() : param).detach().to(at::kFloat);
                 return heads ? gguf_permute_rows(w, heads) : w.contiguous();
             };
+            if (lq && s.recipe_type)
+                s.fp_values = [lq, heads]() {
+                    at::Tensor w = lq->layer().weight.detach().to(at::kFloat);
+                    return heads ? gguf_permute_rows(w, heads) : w.contiguous();
+                };
         }
         sources.push_back(std::move(s));
     }
@@ -308,17 +314,31 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
             }
         }
         if (s.quantizer && s.recipe_type && type == *s.recipe_type) {
-            // The file must hold QuantLab's quantized values exactly: check the bytes decode to them.
-            auto values = s.values;
+            // The recipe's own quantization, whose bytes must decode to QuantLab's quantized values
+            // exactly: the FP weight its quantizer rounds, encoded with the importance it used, by
+            // the same search; else (a checkpoint that kept its values but not the importance)
+            // the quantized values re-encoded -- each checked by decoding, since the K-quant
+            // searches are not idempotent on their own output. Neither reproducing is an error.
+            const std::vector<float> imp = s.quantizer->weight_spec().importance;
+            row.importance = !imp.empty();
+            auto fp = s.fp_values, quantized = s.values;
             const std::string name = ch.name;
-            const std::vector<int64_t> ne = ch.ne;
-            p.check = [values, name, ne, type](const uint8_t* bytes, uint64_t) {
-                const at::Tensor want = values().contiguous();
+            const int64_t cols = ch.ne[0];
+            p.encode = [fp, quantized, imp, name, cols, type](uint8_t* out, uint64_t) {
+                const at::Tensor want = quantized().contiguous();
+                const int64_t rows = want.numel() / cols;
                 std::vector<float> got(static_cast<size_t>(want.numel()));
-                decode_gguf_tensor(bytes, want.numel() / ne[0], ne[0], type, got.data(), "GGUF export: tensor '" + name + "'");
-                if (std::memcmp(got.data(), want.data_ptr<float>(), got.size() * 4) != 0)
-                    throw UserError("GGUF export: tensor '" + name + "': re-encoding the checkpoint's " + ggml_type_name(type) +
-                                    " values does not reproduce them; the file would differ from the quantized model");
+                auto reproduces = [&](const at::Tensor& x, const float* importance) {
+                    encode_gguf_tensor(x.data_ptr<float>(), rows, cols, type, out, importance);
+                    decode_gguf_tensor(out, rows, cols, type, got.data(), "GGUF export: tensor '" + name + "'");
+                    return std::memcmp(got.data(), want.data_ptr<float>(), got.size() * 4) == 0;
+                };
+                if (reproduces(fp().contiguous(), imp.empty() ? nullptr : imp.data())) return;
+                if (reproduces(want, imp.empty() ? nullptr : imp.data())) return;
+                if (!imp.empty() && reproduces(want, nullptr)) return;
+                throw UserError("GGUF export: tensor '" + name + "': no " + ggml_type_name(type) +
+                                " encoding decodes to the checkpoint's quantized weight (a weight changed after quantization?); "
+                                "the file would differ from the quantized model");
             };
         }
         row.bytes = *ggml_tensor_bytes(type, ch.ne);

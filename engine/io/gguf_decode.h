@@ -19,9 +19,11 @@ bool gguf_type_decodable(GgmlType type);
 void decode_gguf_tensor(const uint8_t* data, int64_t rows, int64_t cols, GgmlType type, float* out,
                         const std::string& what);
 
-// The block scales a tensor's bytes store, decoded to float32, one per block in file order:
-// d of Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1, MXFP4's 2^(e-127); empty for F32 / F16 / BF16 and for
-// types whose scales this build cannot read. `numel` elements (a multiple of the block).
+// The scales a tensor's bytes store, decoded to float32, in file order: one per block for the
+// 32-blocks (d of Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL, MXFP4's 2^(e-127)), one per
+// sub-block for the K-quants and IQ4_XS (the sub-block's effective scale d * sc, minimums left
+// out; kernels/gguf_blocks.h gguf_unpack); empty for F32 / F16 / BF16. `numel` elements (a
+// multiple of the block).
 std::vector<float> gguf_block_scales(const uint8_t* data, GgmlType type, int64_t numel);
 
 }  // namespace ql

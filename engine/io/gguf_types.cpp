@@ -74,6 +74,15 @@ const char* ggml_type_name(GgmlType t) {
     return e ? e->name : "?";
 }
 
+const std::vector<GgmlType>& ggml_known_types() {
+    static const std::vector<GgmlType> types = [] {
+        std::vector<GgmlType> v;
+        for (const auto& e : kGgmlTypes) v.push_back(e.type);
+        return v;
+    }();
+    return types;
+}
+
 std::optional<GgmlType> ggml_type_from_id(uint32_t id) {
     for (const auto& e : kGgmlTypes)
         if (static_cast<uint32_t>(e.type) == id) return e.type;

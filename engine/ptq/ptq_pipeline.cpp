@@ -275,6 +275,18 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
                 sink.log(LogLevel::Warning, "weight clipping search skips " + l->name() + " (Linear layers only)");
                 continue;
             }
+            if (l->weight_spec().info && l->weight_spec().info->family == "gguf") {
+                // GGUF formats search their own scales; the importance goes into that search
+                // (ggml's quant_weights), as llama-quantize --imatrix does.
+                if (!weighted)
+                    throw UserError(q.recipe().source + ": layer " + l->name() + ": weight calibrator mse does not apply to " +
+                                    l->weight_spec().info->name + " (its block scales come from llama.cpp's own search; "
+                                    "imatrix_mse gives that search the importance)");
+                l->set_weight_importance(importance);
+                reports[l->name()].method = "imatrix";
+                sink.progress(++done, static_cast<int64_t>(searched.size()), "clip search");
+                continue;
+            }
             const WeightClipping c = search_weight_clipping(weight_matrix(l->layer()), l->weight_spec(), importance);
             l->pin_quantized_weight(c.quantized.view(l->layer().weight.sizes()));
             LayerPtqReport& r = reports[l->name()];

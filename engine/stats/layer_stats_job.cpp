@@ -22,6 +22,7 @@
 #include "engine/core/format_catalog.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/io/gguf_decode.h"
+#include "engine/io/gguf_kernel_types.h"
 #include "engine/stats/format_fit.h"
 #include "engine/stats/layer_statistics.h"
 
@@ -50,15 +51,6 @@ at::Tensor quantize_input(const QuantizableLayer& layer, const at::Tensor& x, co
     if (layer.kind() == LayerKind::Conv2d)
         return fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), spec).permute({0, 3, 1, 2});
     return fake_quantize(x, spec);
-}
-
-// The QuantLab format a GGUF type is ("gguf_q8_0"), or "" (F32, F16, BF16, types without one).
-std::string format_of_type(GgmlType type) {
-    std::string name = ggml_type_name(type);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const FormatInfo& f : all_formats())
-        if (f.name == "gguf_" + name) return f.name;
-    return "";
 }
 
 std::string fs_name(const std::string& path) {
@@ -173,7 +165,7 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
         std::vector<Candidate> candidates;
         // A GGUF file's layer: its own type is the chosen format (no quantizer installed).
         const GgufParameterSource* file_src = options.gguf ? options.gguf->weight_of(name) : nullptr;
-        const std::string file_format = file_src ? format_of_type(file_src->tensor->type) : "";
+        const std::string file_format = file_src ? gguf_format_name(file_src->tensor->type) : "";
         at::Tensor ref_w;  // the reference model's weight [rows, cols], when one is given
         if (options.reference) {
             const QuantizableLayer* r = options.reference->find_layer(name);
