@@ -3,7 +3,9 @@
 
 #include <ATen/Functions.h>
 
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
