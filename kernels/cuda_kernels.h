@@ -173,15 +173,21 @@ void nf4_double_dequant(const uint8_t* codes8, const float* absmax2, float offse
 // decoded values are written).
 void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block, void* stream = nullptr);
 
-// ---- GGUF blocks (kernels/gguf_blocks.h), one thread per 32-element block --------------------
-// x: rows*cols floats with cols % 32 == 0 (else std::invalid_argument);
-// blocks: rows * (cols / 32) * gguf_type_size(t) bytes.
+// ---- GGUF blocks (kernels/gguf_blocks.h), one thread per block -------------------------------
+// One thread per 32-element block, per K-quant super-block, per 8 IQ4_NL blocks; importance
+// (nullptr or cols floats, in DEVICE memory) as on the CPU.
+// x: rows*cols floats with cols % gguf_block_elements(t) == 0 (else std::invalid_argument);
+// blocks: rows * (cols / block) * gguf_type_size(t) bytes.
 void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8_t* blocks, void* stream = nullptr);
+void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8_t* blocks, const float* importance,
+                   void* stream);
 void gguf_dequantize(const uint8_t* blocks, int64_t rows, int64_t cols, GgufType t, float* y,
                      void* stream = nullptr);
-// L.block must be 32; a short row tail is padded with zeros as on the CPU. In place (y == x)
-// NaN inputs stay NaN, as out of place (the CPU's in-place call overwrites them first).
+// L.block must be gguf_block_elements(t); a short row tail is padded with zeros as on the CPU. In
+// place (y == x) NaN inputs stay NaN, as out of place (the CPU's in-place call overwrites them
+// first).
 void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, void* stream = nullptr);
+void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, const float* importance, void* stream);
 
 // ---- BF16 / FP16 pass-through baselines (kernels/half_rounding.h) ----------------------------
 void half_round_trip(const float* x, float* y, int64_t n, HalfKind k, void* stream = nullptr);

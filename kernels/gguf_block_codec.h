@@ -24,7 +24,8 @@ QL_HD constexpr int block_bytes(GgufType t) {
            : t == GgufType::Q4_0 ? 18
            : t == GgufType::Q4_1 ? 20
            : t == GgufType::Q5_0 ? 22
-                                 : 17;
+           : t == GgufType::MXFP4 ? 17
+                                 : 0;  // not a 32-element type of this file
 }
 
 // Calls v(std::integral_constant<GgufType, t>{}) for the run-time type t (one instantiation per
@@ -37,8 +38,8 @@ bool visit_gguf_type(GgufType t, const Visitor& v) {
         case GgufType::Q4_1: v(std::integral_constant<GgufType, GgufType::Q4_1>{}); return true;
         case GgufType::Q5_0: v(std::integral_constant<GgufType, GgufType::Q5_0>{}); return true;
         case GgufType::MXFP4: v(std::integral_constant<GgufType, GgufType::MXFP4>{}); return true;
+        default: return false;  // the K-quants and IQ4: gguf_kquant_codec.h
     }
-    return false;
 }
 
 // ---- Shared arithmetic ----------------------------------------------------------------------
@@ -73,9 +74,9 @@ QL_HD float clamp_or_zero(float v, float lo, float hi) {
     return is_nan_bits(v) ? 0.0f : (v < lo ? lo : (v > hi ? hi : v));
 }
 
-// 1/d, or 0 where ggml's `d ? 1/d : 0` would overflow to Inf (d subnormal: blocks whose amax is
-// below ~2^-120). ggml then computes 0 * Inf = NaN and casts it to an integer (undefined
-// behaviour); we quantize such blocks to the zero code instead.
+// 1/d, or 0 where ggml's `d ? 1/d : 0` would overflow to Inf (Q8_0 / Q4_1 blocks whose amax is
+// below ~2^-120). ggml then casts Inf or NaN (0 * Inf) to an integer, INT_MIN on x86, whose code
+// bits are those of the code 0 that the inverse 0 gives here.
 QL_HD float safe_inverse(float d) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     return is_finite_bits(id) ? id : 0.0f;
@@ -121,25 +122,35 @@ QL_HD float offset_scale(const float* x) {
     return signed_max(x) / -static_cast<float>(LEVELS / 2);
 }
 
-// The code of one element, 0..LEVELS-1, as a float.
+// The code of one element, 0..LEVELS-1, as a float, for a finite 1/d: x * id + bias in two
+// float32 roundings, as ggml-base (compiled without FMA flags: llama-quantize's quantizer) and
+// gguf-py (numpy float32) both compute it. NaN -> the zero code, +-Inf saturate.
 template <int LEVELS>
 QL_HD float offset_code(float x, float id) {
     const float bias = static_cast<float>(LEVELS / 2) + 0.5f;
-    // gguf-py evaluates x*id + bias in float64 and ggml native builds contract it to an FMA;
-    // fmaf (one rounding) reproduces both. NaN -> the zero code.
-    const float t = is_nan_bits(x) ? bias : clamp_or_zero(fmaf(x, id, bias), 0.0f, static_cast<float>(LEVELS));
+    const float t = is_nan_bits(x) ? bias : clamp_or_zero(x * id + bias, 0.0f, static_cast<float>(LEVELS));
     const float c = trunc_nonneg(t);
     return c > static_cast<float>(LEVELS - 1) ? static_cast<float>(LEVELS - 1) : c;
 }
 
+// ggml's `d ? 1/d : 0` for Q4_0 / Q5_0, and whether it overflowed (d subnormal: amax below
+// ~2^-125). ggml then casts +-Inf or NaN (x * Inf) to an integer, which on x86 gives INT_MIN,
+// whose code bits are zero: every code of such a block is 0, and so are ours.
+QL_HD float offset_inverse(float d, bool* overflow) {
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    *overflow = !is_finite_bits(id);
+    return id;
+}
+
 QL_HD void q4_0_encode(const float* x, uint8_t* out) {
     const float d = offset_scale<16>(x);
-    const float id = safe_inverse(d);
+    bool overflow;
+    const float id = offset_inverse(d, &overflow);
     int packed[kH];  // code j + 16 * code (j + 16), summed exactly in float
     for (int j = 0; j < kH; ++j)
         packed[j] = static_cast<int>(offset_code<16>(x[j], id) + 16.0f * offset_code<16>(x[j + kH], id));
     store_fp16(out, d);
-    for (int j = 0; j < kH; ++j) out[2 + j] = static_cast<uint8_t>(packed[j]);
+    for (int j = 0; j < kH; ++j) out[2 + j] = overflow ? uint8_t{0} : static_cast<uint8_t>(packed[j]);
 }
 
 QL_HD void q4_0_decode(const uint8_t* in, float* y) {
@@ -152,7 +163,8 @@ QL_HD void q4_0_decode(const uint8_t* in, float* y) {
 
 QL_HD void q5_0_encode(const float* x, uint8_t* out) {
     const float d = offset_scale<32>(x);
-    const float id = safe_inverse(d);
+    bool overflow;
+    const float id = offset_inverse(d, &overflow);
     int packed[kH];  // low nibbles of codes j and j + 16
     uint32_t qh = 0;  // bit 4 of code j in bit j
     for (int j = 0; j < kH; ++j) {
@@ -161,9 +173,10 @@ QL_HD void q5_0_encode(const float* x, uint8_t* out) {
         packed[j] = (lo & 0x0F) | ((hi & 0x0F) << 4);
         qh |= (static_cast<uint32_t>(lo >> 4) << j) | (static_cast<uint32_t>(hi >> 4) << (j + kH));
     }
+    qh = overflow ? 0u : qh;
     store_fp16(out, d);
     for (int k = 0; k < 4; ++k) out[2 + k] = static_cast<uint8_t>(qh >> (8 * k));
-    for (int j = 0; j < kH; ++j) out[6 + j] = static_cast<uint8_t>(packed[j]);
+    for (int j = 0; j < kH; ++j) out[6 + j] = overflow ? uint8_t{0} : static_cast<uint8_t>(packed[j]);
 }
 
 // The 32 five-bit codes of a block: low nibbles from the packed bytes, bit 4 from qh.
@@ -192,17 +205,26 @@ QL_HD float q4_1_code(float x, float mn, float id) {
 }
 
 QL_HD void q4_1_encode(const float* x, uint8_t* out) {
-    // min and max over the finite elements (not including 0, unlike FiniteRange).
+    // min and max over the finite elements (not including 0, unlike FiniteRange), as integer
+    // keys in which -0 and +0 are equal (key 0), as they are to ggml's `v < min` / `v > max`.
     int32_t lo = INT32_MAX, hi = INT32_MIN;
     for (int i = 0; i < kB; ++i) {
         const bool finite = magnitude_bits(x[i]) < kInfBits;
-        const int32_t k = sortable_key(x[i]);
+        const int32_t k = magnitude_bits(x[i]) == 0 ? 0 : sortable_key(x[i]);
         lo = finite && k < lo ? k : lo;
         hi = finite && k > hi ? k : hi;
     }
     const bool any = lo <= hi;
-    const float mn = any ? from_sortable_key(lo) : 0.0f;
-    const float mx = any ? from_sortable_key(hi) : 0.0f;
+    float mn = any ? from_sortable_key(lo) : 0.0f;
+    float mx = any ? from_sortable_key(hi) : 0.0f;
+    if (lo == 0 || hi == 0) {
+        // A zero extreme keeps the sign of the first zero, as ggml's loop keeps the first of equal
+        // values (it matters for fp16(m) and for d = (max - min) / 15 of a block of zeros).
+        float first_zero = 0.0f;
+        for (int i = kB - 1; i >= 0; --i) first_zero = magnitude_bits(x[i]) == 0 ? x[i] : first_zero;
+        mn = lo == 0 ? first_zero : mn;
+        mx = hi == 0 ? first_zero : mx;
+    }
     const float d = (mx - mn) / 15.0f;
     const float id = safe_inverse(d);
     int packed[kH];  // code j + 16 * code (j + 16), summed exactly in float
@@ -247,9 +269,10 @@ QL_HD int floor_log2f(float a, const float* thresholds) {
 QL_HD uint8_t mxfp4_exponent(float amax, const float* log2_thresholds) {
     if (!(amax > 0.0f)) return 0;
     const int e = floor_log2f(amax, log2_thresholds) - 2 + 127;
-    // ggml casts a negative value to uint8_t (undefined behaviour in C, wraps on x86); only
-    // blocks with amax < 2^-125 reach it. We clamp to the smallest scale instead.
-    return static_cast<uint8_t>(e < 0 ? 0 : (e > 254 ? 254 : e));
+    // ggml casts the float e to uint8_t, which on x86 keeps the low byte of the int32 conversion:
+    // blocks with amax < 2^-125 get 232..255 (2^-24 of a scale of 2^104 and up), whose codes are
+    // all zero and decode to zeros. gguf-py's np.uint8 cast wraps the same way.
+    return static_cast<uint8_t>(static_cast<uint32_t>(e) & 0xFFu);
 }
 
 // ggml's kvalues_mxfp4 {0, 1, 2, 3, 4, 6, 8, 12}[c] (E2M1 doubled, paired with d = half the

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Q4_0 as ggml `quantize_row_q4_0_ref` (ggml/src/ggml-quants.c) defines it, with the project's
-// choices from gguf_block_codec.h (fmaf for x*id + 8.5, the zero code for blocks whose 1/d
-// overflows), eight blocks (1 KiB of input) at a time:
+// choices from gguf_block_codec.h (x*id + 8.5 in two roundings, as ggml-base; the zero code for
+// blocks whose 1/d overflows, as ggml's casts give it), eight blocks (1 KiB of input) at a time:
 //   pass 1, for the tile: the signed max of each block as two integer maxima, one over the
 //     positive and one over the negative elements (the larger one gives the sign), then
 //     d = max / -8, 1/d and fp16(d) for all eight blocks in one vector each;
-//   pass 2, two blocks at a time: codes = min(15, trunc(fma(x, 1/d, 8.5))), packed to nibbles.
-// Blocks holding NaN or +-Inf, and blocks where +a and -a tie for the max (ggml keeps the sign of
-// the first), are rare in weights: the portable encoder rewrites them afterwards, which keeps
-// the vector loops free of the clamps and selects those cases need.
+//   pass 2, two blocks at a time: codes = min(15, trunc(x * (1/d) + 8.5)), packed to nibbles.
+// Blocks holding NaN or +-Inf, blocks where +a and -a tie for the max (ggml keeps the sign of
+// the first) and blocks whose 1/d overflows are rare in weights: the portable encoder rewrites
+// them afterwards, which keeps the vector loops free of the clamps and selects those cases need.
 // ggml's own reference loop is scalar for the max and SSE2 for the codes; the portable loop
 // here spends most of its time on the per-block scalar work (the first index of the max, the
 // division and the software fp16 rounding), which this shares between eight lanes.
@@ -44,12 +44,12 @@ QL_AVX2_TARGET inline __m256i lane_maxima(const __m256i v[kTile]) {
     return _mm256_max_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
 }
 
-// min(15, trunc(fma(x, id, 8.5))) for x[0..7], as int32. For a finite block, id is 0 (code 8)
+// min(15, trunc(x * id + 8.5)) for x[0..7], as int32 (product and sum rounded apart). For a finite block, id is 0 (code 8)
 // or -8/max within a relative 2^-21 (d is rounded at worst as a subnormal >= 2^-128, else 1/d
 // overflows), so the sum stays within 0.5 -+ 2^-17 .. 16.5 +- 2^-17: gguf_codec::offset_code's
 // clamp at 0 never acts, and its NaN and Inf cases are the portable encoder's here.
 QL_AVX2_TARGET inline __m256i codes8(const float* x, __m256 id) {
-    const __m256 t = _mm256_fmadd_ps(_mm256_loadu_ps(x), id, _mm256_set1_ps(8.5f));
+    const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x), id), _mm256_set1_ps(8.5f));
     return _mm256_cvttps_epi32(_mm256_min_ps(t, _mm256_set1_ps(15.0f)));
 }
 
@@ -83,14 +83,19 @@ QL_AVX2_TARGET inline void encode_tile(const float* x, uint8_t* out) {
     const __m256i P = lane_maxima(pos), N = lane_maxima(neg), M = _mm256_max_epi32(P, N);
     const __m256i non_finite = _mm256_cmpgt_epi32(M, _mm256_set1_epi32(static_cast<int>(kInfBits) - 1));
     const __m256i tie = _mm256_andnot_si256(_mm256_cmpeq_epi32(P, _mm256_setzero_si256()), _mm256_cmpeq_epi32(P, N));
-    const int portable = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(non_finite, tie)));
     // signed_max: +P, -N, or +0.0 for a block of zeros; d = max / -8.
     const __m256i max_bits = _mm256_or_si256(M, _mm256_and_si256(_mm256_cmpgt_epi32(N, P), sign_bit));
     const __m256 d = _mm256_div_ps(_mm256_castsi256_ps(max_bits), _mm256_set1_ps(-8.0f));
-    // safe_inverse: 1/d, 0 where it is +-Inf (d = +-0 or subnormal).
+    // offset_inverse: 1/d, 0 for d = +-0 (1/d = +-Inf there; a subnormal d also overflows to
+    // +-Inf, and those blocks, all codes 0, are the portable encoder's).
     __m256 id = _mm256_div_ps(_mm256_set1_ps(1.0f), d);
-    id = _mm256_and_ps(id, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(kInfBits)),
-                                                                    _mm256_and_si256(_mm256_castps_si256(id), abs_mask))));
+    const __m256i id_inf = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(id), abs_mask),
+                                              _mm256_set1_epi32(static_cast<int>(kInfBits)));
+    const __m256i d_zero = _mm256_cmpeq_epi32(M, _mm256_setzero_si256());
+    id = _mm256_andnot_ps(_mm256_castsi256_ps(id_inf), id);
+    const __m256i overflow = _mm256_andnot_si256(d_zero, id_inf);
+    const int portable =
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(_mm256_or_si256(non_finite, tie), overflow)));
     // F16C rounds to nearest even with overflow to Inf, as fp32_to_fp16_bits does (checked for
     // every non-NaN float32; d is NaN only in lanes that go to the portable encoder).
     alignas(16) uint16_t h[kTile];

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "engine/api/imatrix_api.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
@@ -16,6 +17,7 @@
 #include "projects/project_file.h"
 #include "ui/background_call.h"
 #include "ui/job_runner.h"
+#include "ui/importance_panel.h"
 #include "ui/layer_inspector_view.h"
 #include "ui/recipe_editor.h"
 
@@ -28,6 +30,53 @@ InspectorController::InspectorController(LayerInspectorView* view, JobRunner* ru
     connect(view, &LayerInspectorView::sensitivityRequested, this, &InspectorController::measureSensitivity);
     connect(view, &LayerInspectorView::compareRequested, this, &InspectorController::computeOverlay);
     connect(view, &LayerInspectorView::channelRequested, this, &InspectorController::showChannel);
+    connect(view->importancePanel(), &ImportancePanel::openRequested, this, &InspectorController::openImportance);
+    connect(view->importancePanel(), &ImportancePanel::computeRequested, this, &InspectorController::computeImportance);
+}
+
+void InspectorController::openImportance(const QString& path) {
+    ImportancePanel* panel = m_view->importancePanel();
+    panel->setStatus(tr("Reading %1…").arg(QFileInfo(path).fileName()));
+    backgroundCall<ImatrixReport>(
+        this, [path] { return imatrix_file_statistics(path.toStdString()); },
+        [this, panel, path](const std::optional<ImatrixReport>& r, const QString& error) {
+            if (!r) {
+                panel->setStatus(error);
+                emit message(error, true);
+                return;
+            }
+            panel->setReport(*r, QFileInfo(path).fileName());
+        });
+}
+
+bool InspectorController::computeImportance() {
+    if (m_runner->isRunning() || m_model().isEmpty() || m_project().isEmpty()) {
+        emit message(tr("Open a model (and let the running job finish) before collecting an importance matrix."), true);
+        return false;
+    }
+    ImatrixRequest req;
+    req.model = m_model().toStdString();
+    req.calibration = m_recipe->setupCalibration().toStdString();
+    const QFileInfo project(m_project());
+    QDir dir(project.absoluteDir().filePath(project.completeBaseName() + QStringLiteral(".runs")));
+    if (!dir.mkpath(QStringLiteral("."))) {
+        emit message(tr("Cannot create %1").arg(dir.path()), true);
+        return false;
+    }
+    const QString out = dir.filePath(QStringLiteral("imatrix-%1.gguf")
+                                         .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"))));
+    req.out = out.toStdString();
+    auto result = std::make_shared<ImatrixReport>();
+    projects::ProjectRunInfo info;
+    info.kind = "imatrix";
+    info.name = "Importance matrix";
+    info.model_name = req.model;
+    info.model_path = resolved_model_folder(req.model);
+    m_view->importancePanel()->setStatus(tr("Collecting on %1…").arg(QString::fromStdString(req.calibration)));
+    return m_runner->start(
+        tr("Importance matrix"),
+        [req, result](JobSink& sink, const CancellationToken& cancel) { *result = run_imatrix(req, sink, cancel); },
+        m_project(), info, [this, result, out] { m_view->importancePanel()->setReport(*result, QFileInfo(out).fileName()); });
 }
 
 QString InspectorController::writeRecipeFile(const QString& stem) const {

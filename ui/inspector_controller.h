@@ -26,6 +26,11 @@ public:
     bool computeStatistics();
     bool measureSensitivity(double bitsBudget);
     bool computeOverlay(const QString& modelFolder);
+    // The importance tab: an imatrix file's statistics (read off the GUI thread), or one collected
+    // from the open model on the recipe editor's calibration data (a job, recorded as an
+    // "imatrix" run with the file, <project>.runs/imatrix-<time>.gguf, as its artifact).
+    void openImportance(const QString& path);
+    bool computeImportance();
     void showChannel(const QString& layer, int channel);
 
 signals:

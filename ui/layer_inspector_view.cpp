@@ -20,6 +20,7 @@
 #include "plots/heatmap_plot.h"
 #include "plots/histogram_plot.h"
 #include "plots/scale_histogram_plot.h"
+#include "ui/importance_panel.h"
 
 namespace ql {
 namespace {
@@ -176,6 +177,10 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     m_sensitivity->setHigherIsBetter(false);
     sensLayout->addWidget(m_sensitivity, 1);
     m_tabs->addTab(sensBox, tr("Sensitivity"));
+
+    m_importance = new ImportancePanel(m_tabs);
+    m_importance->setObjectName(QStringLiteral("importance"));
+    m_tabs->addTab(m_importance, tr("Importance"));
 
     connect(m_compute, &QPushButton::clicked, this, &LayerInspectorView::computeRequested);
     connect(runSens, &QPushButton::clicked, this, [this] { emit sensitivityRequested(m_budget->value()); });

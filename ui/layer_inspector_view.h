@@ -28,6 +28,7 @@ namespace ql {
 
 class BarChart;
 class HeatmapPlot;
+class ImportancePanel;
 class HistogramPlot;
 class ScaleHistogramPlot;
 
@@ -50,7 +51,7 @@ public:
     void setShowActivations(bool on);
     QString currentLayer() const;
     QString currentFormat() const;
-    // "histogram", "scales", "outliers", "heatmap", "sensitivity"
+    // "histogram", "scales", "outliers", "heatmap", "sensitivity", "importance"
     void showTab(const QString& id);
     QString currentTab() const;
     // A channel's own statistics (outlier view → histogram): shown until another layer is picked.
@@ -63,6 +64,8 @@ public:
     BarChart* channelChart() const { return m_channels; }
     HeatmapPlot* heatmap() const { return m_heatmap; }
     BarChart* sensitivityChart() const { return m_sensitivity; }
+    // The "importance" tab: an importance matrix's per-layer statistics (ui/importance_panel.h).
+    ImportancePanel* importancePanel() const { return m_importance; }
     QTableWidget* summaryTable() const { return m_summary; }
     QTableWidget* outlierTable() const { return m_outliers; }
 
@@ -109,6 +112,7 @@ private:
     BarChart* m_sensitivity = nullptr;
     QDoubleSpinBox* m_budget = nullptr;
     QLabel* m_sensitivityNote = nullptr;
+    ImportancePanel* m_importance = nullptr;
 };
 
 }  // namespace ql

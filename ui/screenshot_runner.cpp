@@ -17,6 +17,7 @@
 #include "ui/block_walkthrough_panel.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
+#include "ui/importance_panel.h"
 #include "ui/inspector_controller.h"
 #include "ui/job_runner.h"
 #include "ui/layer_inspector_view.h"
@@ -108,6 +109,30 @@ ScreenshotRunner::Shot inspectorShot(const QString& file, const QString& tab, Th
             }};
 }
 
+// The inspector's importance tab with an importance matrix collected from the demo's calibration
+// data (a job run by the first shot that needs it), `entry` selected.
+ScreenshotRunner::Shot importanceShot(const QString& file, ThemeManager::Theme theme, const QString& entry) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("inspector"));
+                Workbench* wb = w.workbench();
+                wb->explorer()->selectRuns({});
+                wb->inspector()->showTab(QStringLiteral("importance"));
+            },
+            [=](MainWindow& w) {
+                Workbench* wb = w.workbench();
+                if (wb->runner()->isRunning() || !wb->modelPanel()->hasModel()) return false;
+                ImportancePanel* p = wb->inspector()->importancePanel();
+                if (!p->hasReport()) {
+                    wb->inspectorController()->computeImportance();
+                    return false;
+                }
+                p->selectEntry(entry);
+                return true;
+            }};
+}
+
 }  // namespace
 
 ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)
@@ -130,6 +155,7 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
                       QStringLiteral("model.layers.0.mlp.down_proj")),
         inspectorShot(QStringLiteral("inspector-heatmap.png"), QStringLiteral("heatmap"), T::Light),
         inspectorShot(QStringLiteral("inspector-sensitivity.png"), QStringLiteral("sensitivity"), T::Light),
+        importanceShot(QStringLiteral("inspector-importance.png"), T::Light, QStringLiteral("blk.1.ffn_down.weight")),
         inspectorShot(QStringLiteral("inspector-histogram-dark.png"), QStringLiteral("histogram"), T::Dark,
                       QStringLiteral("model.layers.1.self_attn.o_proj")),
     };

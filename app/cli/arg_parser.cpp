@@ -36,6 +36,7 @@ void ArgParser::parse(const std::vector<std::string>& args) {
                 if (i + 1 >= args.size()) throw UserError(command_ + ": option " + name + " needs a value");
                 values_[name] = args[++i];
             }
+            repeated_[name].push_back(values_[name]);
         } else {
             throw UserError(command_ + ": unknown option " + name);
         }
@@ -50,6 +51,11 @@ std::optional<std::string> ArgParser::value(const std::string& option) const {
     const auto it = values_.find(option);
     if (it == values_.end()) return std::nullopt;
     return it->second;
+}
+
+std::vector<std::string> ArgParser::values(const std::string& option) const {
+    const auto it = repeated_.find(option);
+    return it == repeated_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string ArgParser::required(const std::string& option) const {

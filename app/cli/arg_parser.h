@@ -22,6 +22,9 @@ public:
     bool has(const std::string& option) const;
     std::optional<std::string> value(const std::string& option) const;
     std::string required(const std::string& option) const;
+    // Every value given for a repeatable option (--tensor-type A --tensor-type B), in order;
+    // value() returns the last one.
+    std::vector<std::string> values(const std::string& option) const;
     int64_t integer(const std::string& option, int64_t fallback) const;
     double number(const std::string& option, double fallback) const;
     // An integer that must be > 0 when given; 0 when absent (the request's "use the default").
@@ -35,6 +38,7 @@ private:
     std::string command_;
     std::set<std::string> value_options_, flags_;
     std::map<std::string, std::string> values_;
+    std::map<std::string, std::vector<std::string>> repeated_;
     std::set<std::string> seen_flags_;
     std::vector<std::string> positional_;
 };

@@ -20,10 +20,19 @@ namespace {
 
 std::string usage() {
     return "quantlab-cli export MODEL --as hf-modelopt|gguf|fakequant|report --out PATH [--force]\n"
-           "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n\n"
+           "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n"
+           "  GGUF only: [--tensor-type REGEX=TYPE ...] [--imatrix F] [--gguf-source f16|bf16|f32] [--pure] [--strict]\n"
+           "    [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--dry-run]\n\n"
            "MODEL: a quantized checkpoint folder written by 'quantlab-cli ptq' or 'train' (or 'demo').\n"
            "  hf-modelopt  NVIDIA Model Optimizer HF checkpoint (NVFP4, FP8, INT4 AWQ/GPTQ, MXFP4): vLLM, TensorRT-LLM\n"
-           "  gguf         llama.cpp GGUF file\n"
+           "  gguf         llama.cpp GGUF file; MODEL may also be an HF folder or a GGUF file. T is a llama.cpp file\n"
+           "               type (f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q2_k_s q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m\n"
+           "               q5_k_s q5_k_m q6_k iq4_nl iq4_xs mxfp4_moe; mxfp4 = MXFP4 everywhere) and each tensor gets the\n"
+           "               type llama-quantize would give it (from an F16 GGUF: --gguf-source); --tensor-type overrides\n"
+           "               (first match wins), --imatrix quantizes with an importance matrix (quantlab-cli imatrix or\n"
+           "               llama-imatrix), --pure gives every matrix the base type. Every tensor that does not get its\n"
+           "               type (rows not a multiple of 256 ...) is listed; --strict makes that an error. --dry-run prints\n"
+           "               the plan without writing.\n"
            "  fakequant    the model's HF layout with dequantized weights + quantlab_recipe.json\n"
            "  report       folder with report.html (self-contained), metrics.csv, recipe.json\n"
            "PATH must not exist unless --force. Writing is crash-safe: PATH appears only when complete.\n"
@@ -31,8 +40,40 @@ std::string usage() {
            "curves come from run N's metric series (otherwise from the checkpoint's own reports).";
 }
 
+nlohmann::json gguf_json(const GgufExportResult& g) {
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const GgufExportTensor& t : g.tensors)
+        tensors.push_back({{"name", t.name},          {"source", t.source},       {"type", t.type},
+                           {"requested", t.requested}, {"rule", t.rule},           {"fallback", t.fallback},
+                           {"ne", t.ne},              {"bytes", t.bytes},          {"from_quantized", t.from_quantized},
+                           {"imatrix", t.importance}, {"copied", t.copied}});
+    return {{"architecture", g.architecture}, {"type", g.type},           {"file_type", g.file_type},
+            {"source_precision", g.source_precision}, {"imatrix", g.imatrix.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.imatrix)},
+            {"from_checkpoint", g.from_checkpoint}, {"from_gguf", g.from_gguf}, {"dry_run", g.dry_run},
+            {"tokenizer", g.tokenizer_source}, {"parameters", g.parameters}, {"bits_per_weight", g.bits_per_weight},
+            {"fallbacks", g.fallbacks}, {"tensors", tensors}};
+}
+
+// The plan, as llama-quantize logs it: one line per tensor with its type and why.
+void print_gguf_plan(const GgufExportResult& g) {
+    std::printf("gguf         %s (file type %u), %s source%s\n", g.type.c_str(), g.file_type, g.source_precision.c_str(),
+                g.imatrix.empty() ? "" : (", imatrix " + g.imatrix).c_str());
+    std::printf("%-28s %-14s %-7s  %s\n", "tensor", "ne", "type", "why");
+    for (const GgufExportTensor& t : g.tensors) {
+        std::string ne;
+        for (size_t i = 0; i < t.ne.size(); ++i) ne += (i ? "x" : "") + std::to_string(t.ne[i]);
+        std::printf("%-28s %-14s %-7s  %s%s%s\n", t.name.c_str(), ne.c_str(), t.type.c_str(), t.rule.c_str(),
+                    t.fallback.empty() ? "" : "; FALLBACK ", t.fallback.c_str());
+    }
+    std::printf("%-28s %llu parameters, %.3f bits per weight, %zu fallback(s)\n", "total",
+                static_cast<unsigned long long>(g.parameters), g.bits_per_weight, g.fallbacks.size());
+}
+
 int run(const std::vector<std::string>& args) {
-    ArgParser p("export", {"--as", "--out", "--project", "--run", "--gguf-type"}, {"--json", "--force"});
+    ArgParser p("export",
+                {"--as", "--out", "--project", "--run", "--gguf-type", "--tensor-type", "--imatrix", "--gguf-source",
+                 "--output-tensor-type", "--token-embedding-type"},
+                {"--json", "--force", "--pure", "--strict", "--dry-run"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("export: missing MODEL (a quantized checkpoint folder)");
     if (p.positional().size() > 1) throw UserError("export: unexpected argument '" + p.positional()[1] + "'");
@@ -42,6 +83,18 @@ int run(const std::vector<std::string>& args) {
     req.out = p.required("--out");
     req.force = p.has("--force");
     req.gguf_type = p.value("--gguf-type").value_or("");
+    req.gguf.tensor_types = p.values("--tensor-type");
+    req.gguf.imatrix = p.value("--imatrix").value_or("");
+    req.gguf.source_precision = p.value("--gguf-source").value_or("");
+    req.gguf.output_tensor_type = p.value("--output-tensor-type").value_or("");
+    req.gguf.token_embedding_type = p.value("--token-embedding-type").value_or("");
+    req.gguf.pure = p.has("--pure");
+    req.gguf.strict = p.has("--strict");
+    req.gguf.dry_run = p.has("--dry-run");
+    for (const char* o : {"--tensor-type", "--imatrix", "--gguf-source", "--output-tensor-type", "--token-embedding-type",
+                          "--pure", "--strict", "--dry-run"})
+        if (p.has(o) && req.as != "gguf") throw UserError(std::string("export: ") + o + " applies to --as gguf only");
+    if (req.gguf.dry_run && p.has("--project")) throw UserError("export: --dry-run writes nothing; drop --project");
     req.run_id = p.integer("--run", 0);
     if (p.has("--run") && !p.has("--project")) throw UserError("export: --run needs --project P.qlab");
     if (p.has("--run") && req.run_id <= 0) throw UserError("export: --run must be a positive run id");
@@ -68,16 +121,18 @@ int run(const std::vector<std::string>& args) {
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });
     cli_sink.finish_line();
     if (p.has("--json")) {
-        std::printf("%s\n", nlohmann::json({{"as", r.as},
-                                            {"out", r.out},
-                                            {"bytes", r.bytes},
-                                            {"seconds", r.seconds},
-                                            {"files", r.files},
-                                            {"warnings", r.warnings}})
-                                .dump(2)
-                                .c_str());
+        nlohmann::json j = {{"as", r.as},         {"out", r.out},   {"bytes", r.bytes},
+                            {"seconds", r.seconds}, {"files", r.files}, {"warnings", r.warnings}};
+        if (r.gguf) j["gguf"] = gguf_json(*r.gguf);
+        std::printf("%s\n", j.dump(2).c_str());
     } else {
+        if (r.gguf) print_gguf_plan(*r.gguf);
         for (const std::string& w : r.warnings) std::printf("warning      %s\n", w.c_str());
+        if (r.gguf && r.gguf->dry_run) {
+            std::printf("dry run      nothing written (%.1f KiB planned, %.3f bits per weight)\n", static_cast<double>(r.bytes) / 1024.0,
+                        r.gguf->bits_per_weight);
+            return 0;
+        }
         std::printf("written      %s (%s, %lld files, %.1f KiB)\n", r.out.c_str(), r.as.c_str(),
                     static_cast<long long>(r.files.size()), static_cast<double>(r.bytes) / 1024.0);
         std::printf("seconds      %.2f\n", r.seconds);

@@ -19,17 +19,19 @@ namespace {
 const char* kUsage =
     "quantlab-cli fakequant --format NAME --in X.npy --out Y.npy\n"
     "    [--granularity tensor|channel|group] [--group-size N] [--axis A] [--asym]\n"
-    "    [--double-quant] [--mx-scale floor|rceil] [--codes C.npy] [--scales S.npy] [--packed P.npy] [--json]\n\n"
+    "    [--double-quant] [--mx-scale floor|rceil] [--importance I.npy]\n"
+    "    [--codes C.npy] [--scales S.npy] [--packed P.npy] [--json]\n\n"
     "X: float32 .npy of any shape. Y: float32, same shape, the fake-quantized values.\n"
     "C: unpacked element codes (uint8; int8 for signed integers). S: decoded scales (float32; for nvfp4\n"
     "the E4M3 block scales without the global scale). P: packed bytes as the export formats store them.\n"
+    "I (GGUF formats): float32 [cols] importance per column (an imatrix row), as llama-quantize --imatrix.\n"
     "--json prints the resolved settings, NVFP4's global scale, zero points and the error (MSE, SQNR).\n"
     "Formats: see 'quantlab-cli formats'.";
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("fakequant",
                 {"--format", "--in", "--out", "--granularity", "--group-size", "--block", "--axis", "--codes", "--scales",
-                 "--packed", "--mx-scale"},
+                 "--packed", "--mx-scale", "--importance"},
                 {"--asym", "--double-quant", "--json"});
     p.parse(args);
     if (!p.positional().empty()) throw UserError("fakequant: unexpected argument '" + p.positional()[0] + "'");
@@ -54,6 +56,13 @@ int run(const std::vector<std::string>& args) {
     req.input = read_npy(in_path);
     if (req.input.dtype != DType::Float32)
         throw UserError(in_path + ": expected a float32 array, got " + dtype_name(req.input.dtype));
+    if (const auto imp = p.value("--importance")) {
+        const NdArray a = read_npy(*imp);
+        if (a.dtype != DType::Float32) throw UserError(*imp + ": expected a float32 array, got " + dtype_name(a.dtype));
+        if (a.shape.size() != 1) throw UserError(*imp + ": expected a 1-D array (one value per column), got " + shape_string(a.shape));
+        req.importance.assign(a.as<float>(), a.as<float>() + a.numel());
+        req.importance_source = *imp;
+    }
     const FakeQuantResult r = run_fake_quant(req);
 
     nlohmann::json outputs = {{"values", out_path}};
@@ -88,6 +97,7 @@ int run(const std::vector<std::string>& args) {
                             {"mse", r.mse},
                             {"sqnr_db", std::isfinite(r.sqnr_db) ? nlohmann::json(r.sqnr_db) : nlohmann::json(nullptr)},
                             {"nonfinite_inputs", r.nonfinite_inputs},
+                            {"importance", req.importance.empty() ? nlohmann::json(nullptr) : nlohmann::json(*p.value("--importance"))},
                             {"outputs", outputs}};
         std::printf("%s\n", j.dump(2).c_str());
     }

@@ -16,9 +16,11 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli inspect MODEL [--json]\n\n"
-    "MODEL: an HF model folder (config.json + model.safetensors or a sharded index) or 'demo'.\n"
+    "MODEL: an HF model folder (config.json + model.safetensors or a sharded index), a llama.cpp GGUF file\n"
+    "(llama, qwen2, gpt2) or 'demo'.\n"
     "Prints the architecture, every quantizable layer (name, kind, weight shape, bias, parameters) and the\n"
-    "parameter count; --json adds every parameter tensor (name, shape, dtype).";
+    "parameter count; --json adds every parameter tensor (name, shape, dtype). For a GGUF file every tensor is\n"
+    "listed with its GGUF type, and each layer with the file's own format and bits per weight.";
 
 nlohmann::json config_json(const ModelConfig& c) {
     return {{"architecture", c.architecture},
@@ -52,8 +54,11 @@ int run(const std::vector<std::string>& args) {
                               {"kind", l.kind},
                               {"weight_shape", l.weight_shape},
                               {"bias", l.has_bias},
-                              {"parameters", l.parameters}});
-        const nlohmann::json j = {{"path", s.path},
+                              {"parameters", l.parameters},
+                              {"weight_format", l.weight_format},
+                              {"weight_bits", l.weight_bits},
+                              {"weight_quantizer", l.weight_quantizer}});
+        nlohmann::json j = {{"path", s.path},
                                   {"demo", s.is_demo},
                                   {"architecture", s.config.architecture},
                                   {"model_type", s.config.model_type},
@@ -62,6 +67,23 @@ int run(const std::vector<std::string>& args) {
                                   {"parameter_bytes", s.parameter_bytes},
                                   {"layers", layers},
                                   {"parameters", params}};
+        if (s.is_gguf) {
+            nlohmann::json tensors = nlohmann::json::array();
+            for (const auto& t : s.gguf.tensors)
+                tensors.push_back({{"name", t.name},
+                                   {"type", t.type},
+                                   {"ne", t.ne},
+                                   {"bytes", t.bytes},
+                                   {"bits_per_weight", t.bits_per_weight},
+                                   {"parameter", t.parameter.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.parameter)}});
+            j["gguf"] = {{"version", s.gguf.version},
+                         {"alignment", s.gguf.alignment},
+                         {"metadata_count", s.gguf.metadata_count},
+                         {"file_type", s.gguf.file_type},
+                         {"tokenizer", s.gguf.tokenizer},
+                         {"warnings", s.gguf.warnings},
+                         {"tensors", tensors}};
+        }
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
@@ -75,10 +97,28 @@ int run(const std::vector<std::string>& args) {
                     (long long)c.max_positions);
     }
     std::printf("parameters     %lld (%.2f MB as held)\n\n", (long long)s.parameter_count, s.parameter_bytes / 1e6);
-    std::printf("%-48s %-10s %-16s %5s %12s\n", "layer", "kind", "weight", "bias", "parameters");
-    for (const auto& l : s.layers)
-        std::printf("%-48s %-10s %-16s %5s %12lld\n", l.name.c_str(), l.kind.c_str(), shape_string(l.weight_shape).c_str(),
+    if (s.is_gguf) {
+        std::printf("gguf           version %u, file type %s, tokenizer %s, %zu tensors\n", s.gguf.version,
+                    s.gguf.file_type.empty() ? "?" : s.gguf.file_type.c_str(), s.gguf.tokenizer.empty() ? "none" : s.gguf.tokenizer.c_str(),
+                    s.gguf.tensors.size());
+        for (const auto& w : s.gguf.warnings) std::printf("note           %s\n", w.c_str());
+        std::printf("\n");
+    }
+    std::printf("%-48s %-10s %-16s %5s %12s%s\n", "layer", "kind", "weight", "bias", "parameters", s.is_gguf ? "  file type     bits" : "");
+    for (const auto& l : s.layers) {
+        std::printf("%-48s %-10s %-16s %5s %12lld", l.name.c_str(), l.kind.c_str(), shape_string(l.weight_shape).c_str(),
                     l.has_bias ? "yes" : "no", (long long)l.parameters);
+        if (s.is_gguf) std::printf("  %-12s %6.3f", l.weight_quantizer.c_str(), l.weight_bits);
+        std::printf("\n");
+    }
+    if (s.is_gguf) {
+        std::printf("\n%-40s %-8s %-16s %10s\n", "tensor", "type", "ne", "bits");
+        for (const auto& t : s.gguf.tensors) {
+            std::string ne;
+            for (size_t i = 0; i < t.ne.size(); ++i) ne += (i ? "x" : "") + std::to_string(t.ne[i]);
+            std::printf("%-40s %-8s %-16s %10.4f\n", t.name.c_str(), t.type.c_str(), ne.c_str(), t.bits_per_weight);
+        }
+    }
     return 0;
 }
 

@@ -22,12 +22,14 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli stats MODEL [--recipe R] [--calib D] [--formats a,b,...] [--layers x,y,...] [--json]\n"
-    "    [--project P.qlab] [--samples N] [--seq-len T] [--seed S] [--top-k K] [--bins B]\n\n"
+    "    [--project P.qlab] [--samples N] [--seq-len T] [--seed S] [--top-k K] [--bins B] [--reference R]\n\n"
     "Per Linear / Conv2d layer: weight statistics (amax, percentiles of |w|, kurtosis, max/mean |w|, histograms,\n"
     "per-channel absmax, top-k outliers) and, with --calib D, the same for the layer's inputs on D; then for\n"
     "each format (default fp8_e4m3, nvfp4, mxfp4, mxfp6_e2m3, mxfp8_e4m3, int8, int4, nf4; the recipe's or the\n"
     "checkpoint's format first) the clipped fraction, weight MSE / SQNR, output SQNR and block scales.\n"
-    "MODEL: an HF folder, 'demo' or a QuantLab quantized checkpoint. --project stores everything as layer\n"
+    "MODEL: an HF folder, 'demo', a QuantLab quantized checkpoint or a GGUF file (its own type per layer is the\n"
+    "chosen format, with the block scales the file stores; --reference R, an FP model of the same shapes, gives\n"
+    "the file's weight and output error against R). --project stores everything as layer\n"
     "statistics of a 'stats' run (docs/STATISTICS.md).";
 
 std::string db(double v) {
@@ -65,7 +67,8 @@ void print_text(const LayerStatsReport& r) {
 }
 
 int run(const std::vector<std::string>& args) {
-    ArgParser p("stats", {"--recipe", "--calib", "--formats", "--layers", "--project", "--samples", "--seq-len", "--seed", "--top-k", "--bins"},
+    ArgParser p("stats", {"--recipe", "--calib", "--formats", "--layers", "--project", "--samples", "--seq-len", "--seed", "--top-k", "--bins",
+                          "--reference"},
                 {"--json"});
     p.parse(args);
     if (p.positional().size() != 1) throw UserError("stats: expected one MODEL (an HF model folder, 'demo' or a checkpoint)");
@@ -73,6 +76,7 @@ int run(const std::vector<std::string>& args) {
     req.model = p.positional()[0];
     req.recipe = p.value("--recipe").value_or("");
     req.calibration = p.value("--calib").value_or("");
+    req.reference = p.value("--reference").value_or("");
     if (p.has("--formats")) req.formats = split_list(*p.value("--formats"));
     if (p.has("--layers")) req.layers = split_list(*p.value("--layers"));
     req.samples = p.integer("--samples", 32);

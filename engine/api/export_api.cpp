@@ -23,13 +23,13 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         throw UserError("export: --as must be one of hf-modelopt, gguf, fakequant, report; got '" + req.as + "'");
     if (req.out.empty()) throw UserError("export: an output path is required (--out)");
     std::error_code ec;
-    if (!req.force && std::filesystem::exists(req.out, ec))
+    if (!req.force && !(req.as == "gguf" && req.gguf.dry_run) && std::filesystem::exists(req.out, ec))
         throw UserError("export: " + req.out + " already exists (pass --force to replace it)");
     if (req.as == "gguf") {
         // GGUF takes FP HF folders too (llama.cpp quantizes them itself), so no quantized-model
         // requirement here: engine/export/gguf_export.h decides per tensor.
-        GgufExportOptions options;
-        if (!req.gguf_type.empty()) options.type = req.gguf_type;
+        GgufExportOptions options = req.gguf;
+        options.type = req.gguf_type.empty() ? GgufExportOptions{}.type : req.gguf_type;
         options.force = req.force;
         const GgufExportResult g = export_gguf(req.model, req.out, options, sink, cancel);
         ExportReport rep;
@@ -38,6 +38,8 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         rep.bytes = static_cast<int64_t>(g.bytes);
         rep.files = {g.path};
         rep.warnings = g.warnings;
+        rep.gguf = g;
+        if (g.dry_run) rep.files.clear();
         rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return rep;
     }

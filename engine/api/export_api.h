@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/export_series.h"
+#include "engine/export/gguf_export.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
@@ -23,7 +25,8 @@ struct ExportRequest {
     std::string as;         // one of export_kinds()
     std::string out;        // the folder (hf-modelopt, fakequant, report) or file (gguf) to write
     bool force = false;     // replace an existing `out`
-    std::string gguf_type;  // for gguf
+    std::string gguf_type;  // for gguf: a llama.cpp file type ("q4_k_m", ...; "" = q4_0)
+    GgufExportOptions gguf; // the other GGUF options (type and force are taken from above)
     std::string project;    // the project the series come from (for the report's manifest), or ""
     int64_t run_id = 0;
     std::vector<ExportSeries> series;  // report curves; empty: from the checkpoint's own reports
@@ -36,6 +39,7 @@ struct ExportReport {
     double seconds = 0;
     std::vector<std::string> files;     // final paths
     std::vector<std::string> warnings;  // what the export could not represent
+    std::optional<GgufExportResult> gguf;  // gguf: the per-tensor plan (types, rules, fallbacks)
 };
 
 // Checks the request (kind, out, existing output without force) before opening the model;

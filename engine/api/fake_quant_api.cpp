@@ -12,7 +12,8 @@ namespace ql {
 FakeQuantResult run_fake_quant(const FakeQuantRequest& request) {
     const NdArray& in = request.input;
     if (in.dtype != DType::Float32) throw UserError("input must be float32, got " + dtype_name(in.dtype));
-    const QuantSpec spec = resolve_spec(request.options, in.shape);
+    QuantSpec spec = resolve_spec(request.options, in.shape);
+    if (!request.importance.empty()) set_importance(spec, request.importance, in.shape, request.importance_source);
     FakeQuantResult r;
     r.format = spec.info->name;
     r.granularity = spec.granularity == Granularity::Tensor    ? "tensor"

@@ -19,6 +19,10 @@ struct FakeQuantRequest {
     bool want_codes = false;
     bool want_scales = false;
     bool want_packed = false;
+    // GGUF formats: per-column importance (an imatrix row: one float per element of the last
+    // dimension, finite and >= 0); empty for the plain search. importance_source names it in errors.
+    std::vector<float> importance;
+    std::string importance_source = "importance";
 };
 
 struct FakeQuantResult {

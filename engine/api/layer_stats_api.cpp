@@ -47,6 +47,16 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
     options.bins = req.bins;
     options.sample_rows = req.sample_rows;
     options.checkpoint = opened.quantization != nullptr;
+    options.gguf = opened.gguf.get();
+    OpenedModel reference;
+    if (!req.reference.empty()) {
+        reference = open_model(req.reference);
+        const ModelConfig &a = opened.model->config(), &b = reference.model->config();
+        if (a.architecture != b.architecture || a.num_layers != b.num_layers || a.hidden_size != b.hidden_size)
+            throw UserError("stats: the reference " + reference.path + " (" + b.architecture + ", " + std::to_string(b.num_layers) +
+                            " layers, hidden " + std::to_string(b.hidden_size) + ") does not match " + opened.path);
+        options.reference = reference.model.get();
+    }
     if (!req.calibration.empty()) {
         DataOptions o;
         o.split = DataSplit::Train;

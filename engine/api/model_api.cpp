@@ -3,7 +3,13 @@
 
 #include <c10/core/ScalarType.h>
 
+#include <cctype>
+#include <map>
+
 #include "engine/core/errors.h"
+#include "engine/core/format_catalog.h"
+#include "engine/export/gguf_type_mix.h"
+#include "engine/io/gguf_kernel_types.h"
 #include "engine/loading/model_source.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/quantized_model.h"
@@ -41,6 +47,47 @@ void describe_quantizers(LayerSummary& ls, const QuantizerSettings& weight, cons
         int64_t numel = 1;
         for (int64_t d : matrix_shape) numel *= d;
         ls.weight_bits = numel > 0 ? weight_storage_bits(weight_spec, matrix_shape) / static_cast<double>(numel) : 16;
+    }
+}
+
+double bits_of(const GgufTensorInfo& t) {
+    const int64_t n = t.numel();
+    return n > 0 ? 8.0 * static_cast<double>(t.size) / static_cast<double>(n) : 0;
+}
+
+void describe_gguf(ModelSummary& s, const GgufSource& g) {
+    s.is_gguf = true;
+    const GgufFile& f = *g.file;
+    s.gguf.version = f.version();
+    s.gguf.alignment = f.alignment();
+    s.gguf.metadata_count = static_cast<int64_t>(f.metadata().size());
+    if (const GgufValue* v = f.find("general.file_type"); v && v->type != GgufValueType::STRING && v->type != GgufValueType::ARRAY)
+        try {
+            const GgufFileType* t = find_gguf_file_type(static_cast<uint32_t>(v->as_uint("general.file_type")));
+            s.gguf.file_type = t ? t->llama_name : "type " + std::to_string(v->as_uint("general.file_type"));
+        } catch (const UserError&) {
+        }
+    s.gguf.tokenizer = g.vocabulary.model + (g.vocabulary.pre.empty() ? "" : " / " + g.vocabulary.pre);
+    s.gguf.warnings = g.warnings;
+    std::map<const GgufTensorInfo*, std::string> parameter_of;
+    for (const GgufParameterSource& p : g.parameters) parameter_of[p.tensor] = p.parameter;
+    for (const GgufTensorInfo& t : f.tensors()) {
+        GgufTensorSummary ts;
+        ts.name = t.name;
+        ts.type = ggml_type_name(t.type);
+        ts.ne = t.ne;
+        ts.bytes = t.size;
+        ts.bits_per_weight = bits_of(t);
+        const auto it = parameter_of.find(&t);
+        if (it != parameter_of.end()) ts.parameter = it->second;
+        s.gguf.tensors.push_back(std::move(ts));
+    }
+    for (LayerSummary& l : s.layers) {
+        const GgufParameterSource* p = g.weight_of(l.name);
+        if (!p) continue;
+        l.weight_format = gguf_format_name(p->tensor->type);
+        l.weight_bits = bits_of(*p->tensor);
+        l.weight_quantizer = std::string(ggml_type_name(p->tensor->type)) + " (from file)";
     }
 }
 
@@ -103,6 +150,7 @@ ModelSummary inspect_model(const std::string& model) {
             if (p.name == ls.name) ls = p;
         s.layers.push_back(std::move(ls));
     }
+    if (m.gguf) describe_gguf(s, *m.gguf);
     return s;
 }
 

@@ -32,17 +32,42 @@ struct LayerSummary {
     double weight_bits = 16;
 };
 
+// One tensor of a GGUF file, as the file holds it.
+struct GgufTensorSummary {
+    std::string name;            // llama.cpp name ("blk.0.attn_q.weight")
+    std::string type;            // ggml type name ("Q4_K", "F32", ...)
+    std::vector<int64_t> ne;     // ggml order: ne[0] is the row length
+    uint64_t bytes = 0;          // data bytes
+    double bits_per_weight = 0;  // bytes * 8 / elements (block scales included)
+    std::string parameter;       // the HF parameter it becomes ("model.layers.0.self_attn.q_proj.weight")
+};
+
+struct GgufFileSummary {
+    uint32_t version = 0;
+    uint32_t alignment = 0;
+    int64_t metadata_count = 0;
+    std::string file_type;       // general.file_type as llama.cpp names it ("MOSTLY_Q4_K_M"), or ""
+    std::string tokenizer;       // tokenizer.ggml.model + pre ("gpt2 / llama-bpe"), "" when absent
+    std::vector<GgufTensorSummary> tensors;  // file order
+    std::vector<std::string> warnings;       // e.g. text cannot be tokenized
+};
+
 struct ModelSummary {
-    std::string path;            // the folder ("demo" resolved)
+    std::string path;            // the folder or .gguf file ("demo" resolved)
     bool is_demo = false;
     ModelConfig config;
     int64_t parameter_count = 0; // tied weights once
     int64_t parameter_bytes = 0; // as held in memory
     std::vector<ParameterSummary> parameters;
     std::vector<LayerSummary> layers;  // quantizable layers, forward order
+    // A GGUF file: its tensors and their types; each layer's weight_format / weight_bits are the
+    // file's own ("gguf_q4_k", 4.5), weight_quantizer says "<type> (from file)".
+    bool is_gguf = false;
+    GgufFileSummary gguf;
 };
 
-// MODEL: an HF folder, a QuantLab quantized checkpoint (layers carry its quantizers) or "demo".
+// MODEL: an HF folder, a QuantLab quantized checkpoint (layers carry its quantizers), a GGUF file
+// (layers carry the file's types) or "demo".
 // UserError for missing or bad files.
 ModelSummary inspect_model(const std::string& model);
 

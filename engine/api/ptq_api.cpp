@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/api/ptq_api.h"
 
+#include <optional>
+
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
@@ -122,6 +125,12 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
 
     PtqOptions options;
     options.batch_size = req.batch_size > 0 ? req.batch_size : recipe.calibration.batch_size;
+    std::optional<ImportanceMatrix> imatrix;
+    if (!req.imatrix.empty()) recipe.imatrix = req.imatrix;
+    if (!recipe.imatrix.empty()) {
+        imatrix = read_imatrix(recipe.imatrix);
+        options.imatrix = &*imatrix;
+    }
     const PtqResult result = run_ptq_pipeline(*quantized, calibration, options, sink, cancel);
 
     PtqSummary s;
@@ -146,7 +155,8 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     if (!req.out_dir.empty()) {
         cancel.throw_if_cancelled();
         sink.progress(0, 1, "save");
-        save_quantized_checkpoint(*quantized, opened.path, req.out_dir, req.force,
+        const ModelSourceFiles source(opened);  // a GGUF file's config.json and tokenizer
+        save_quantized_checkpoint(*quantized, source.folder(), req.out_dir, req.force,
                                   {{"ptq_report.json", ptq_report_json(s)}, {"ptq_report.csv", ptq_report_csv(s)}});
         sink.progress(1, 1, "save");
         sink.artifact("model", req.out_dir);

@@ -22,6 +22,7 @@ struct PtqRequest {
     int64_t batch_size = 0;       // 0 = the recipe's
     uint64_t seed = 0;            // synthetic calibration data
     std::string token_dtype;      // raw .bin token files
+    std::string imatrix;          // importance matrix file ("" = the recipe's "imatrix", if any)
 };
 
 // One layer's outcome (see engine/ptq/ptq_pipeline.h for the definitions).

@@ -191,7 +191,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
 
     sink.progress(0, 1, "save");
     report.out_model = (fs::path(req.out_dir) / "model").string();
-    save_quantized_checkpoint(*q, student.path, report.out_model, /*force=*/true);
+    const ModelSourceFiles source(student);  // a GGUF file's config.json and tokenizer
+    save_quantized_checkpoint(*q, source.folder(), report.out_model, /*force=*/true);
     sink.artifact("model", report.out_model);
     report.seconds = r.seconds;
     // Run-level numbers for project files (the compare view).

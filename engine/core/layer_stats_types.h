@@ -97,7 +97,11 @@ struct LayerStatistics {
 };
 
 struct LayerStatsRequest {
-    std::string model;        // HF folder, "demo", or a QuantLab quantized checkpoint
+    std::string model;        // HF folder, "demo", a QuantLab quantized checkpoint or a GGUF file
+    // added: an FP model of the same architecture and shapes (e.g. the HF folder a GGUF file was
+    // made from): the chosen fit of a GGUF file then measures the file's weights against it
+    // (weight and output error), and the other formats fit its weights. "" = none.
+    std::string reference;
     std::string recipe;       // optional: preset or recipe file (chosen formats); not with a checkpoint
     std::string calibration;  // optional: data for the activation statistics ("" = weights only)
     std::vector<std::string> formats;  // empty = fp8_e4m3, nvfp4, mxfp4, mxfp6_e2m3, mxfp8_e4m3, int8, int4, nf4

@@ -17,6 +17,16 @@ uint32_t gguf_file_type(GgmlType type) {
         case GgmlType::Q8_0: return 7;
         case GgmlType::Q5_0: return 8;
         case GgmlType::MXFP4: return 38;
+        // A file that is all one K type: llama-quantize's mix of that base type (--pure files
+        // carry the mix's number too): Q2_K 10, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, Q6_K 18,
+        // IQ4_NL 25, IQ4_XS 30 (llama_ftype in llama.h; gguf-py LlamaFileType).
+        case GgmlType::Q2_K: return 10;
+        case GgmlType::Q3_K: return 12;
+        case GgmlType::Q4_K: return 15;
+        case GgmlType::Q5_K: return 17;
+        case GgmlType::Q6_K: return 18;
+        case GgmlType::IQ4_NL: return 25;
+        case GgmlType::IQ4_XS: return 30;
     }
     return 0;
 }

@@ -20,6 +20,16 @@ struct GgufTensorPlan {
     std::vector<int64_t> ne;              // ggml order
     GgmlType type = GgmlType::F32;
     std::function<at::Tensor()> values;   // float32, numel = product of ne (any shape)
+    // ggml's importance (an imatrix entry) for the searched types: ne[0] floats shared by every
+    // row; empty = the plain reference search (encode_gguf_tensor).
+    std::vector<float> importance;
+    // When set, these bytes (ggml_tensor_bytes(type, ne) of them) are written as they are and
+    // `values` is not called: a GGUF source tensor whose type does not change.
+    const uint8_t* copy_from = nullptr;
+    // When set, writes the tensor's bytes itself (size = ggml_tensor_bytes(type, ne)) instead of
+    // values + encode_gguf_tensor: a checkpoint layer whose bytes must decode to its quantized
+    // weight exactly (engine/export/gguf_export.cpp). May throw.
+    std::function<void(uint8_t* out, uint64_t size)> encode;
 };
 
 // Returns the file size. Progress: `phase`, one unit per tensor; cancel checked before each.

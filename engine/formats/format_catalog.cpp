@@ -282,8 +282,8 @@ std::vector<FormatInfo> build() {
         f.summary = g.summary;
         f.scale_rule = g.rule;
         f.source = ggml;
-        f.notes = {"Q4_0 and Q5_0 compute x * (1/d) + bias as one fused multiply-add, as gguf-py (float64) and native "
-                   "builds do.",
+        f.notes = {"Q4_0 and Q5_0 round x * (1/d) and the + bias separately (no fused multiply-add), as ggml-base "
+                   "(llama-quantize) and gguf-py do; blocks whose 1/d overflows (amax below ~2^-125) get code 0, as ggml.",
                    "Rows must be a multiple of 32 to export; fake quantization pads a short last block with zeros."};
         f.element = g.layout;
         f.element_bits = std::string(g.name) == "gguf_q8_0" ? 8 : (std::string(g.name) == "gguf_q5_0" ? 5 : 4);
@@ -292,6 +292,97 @@ std::vector<FormatInfo> build() {
         f.block_size = 32;
         f.scale_type = std::string(g.name) == "gguf_mxfp4" ? "E8M0 per 32" : (std::string(g.name) == "gguf_q4_1" ? "FP16 scale + FP16 min per 32" : "FP16 per 32");
         f.bits_per_element = g.bytes * 8.0 / 32.0;
+        out.push_back(f);
+    }
+    // K-quants and IQ4 (shared/design/GGUF_KQUANTS.md): super-blocks of 256 with sub-block
+    // scales under an fp16 super scale, as llama-quantize writes them.
+    auto unsigned_layout = [&](int bits, int offset) {
+        ElementLayout e = int_layout(bits);
+        e.name = "UINT" + std::to_string(bits);
+        e.sign_bits = 0;
+        e.mantissa_bits = bits;
+        e.code_offset = offset;
+        return e;
+    };
+    ElementLayout iq4;
+    iq4.name = "IQ4 index";
+    iq4.mantissa_bits = 4;
+    iq4.is_codebook = true;
+    const std::vector<float> kvalues = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    struct KSpec {
+        const char* name;
+        const char* title;
+        int bytes, block, bits;
+        const char* summary;
+        const char* rule;
+        const char* scale_type;
+        std::vector<float> values;
+        ElementLayout layout;
+    };
+    const std::string kquant_source =
+        "ggml-org/llama.cpp ggml/src/ggml-quants.c quantize_row_q*_K_ref / quantize_q*_K (imatrix: quantize_row_*_impl), "
+        "quantize_iq4_nl / quantize_iq4_xs, as vendored by llama-cpp-python 0.3.36";
+    const std::vector<KSpec> kq = {
+        {"gguf_q2_k", "GGUF Q2_K", 84, 256, 2,
+         "llama.cpp Q2_K: 2-bit values in 16 sub-blocks of 16, each with a 4-bit scale and a 4-bit min, under an fp16 "
+         "super scale and super min per 256.",
+         "per 16: (scale, min) by ggml's weighted least-squares search (make_qkx2, |x| weights); 4-bit scale = "
+         "nearest(15 scale / max scale), d = max scale / 15 (fp16);  x' = d sc q - dmin m",
+         "FP16 d + dmin per 256, 4-bit scale + min per 16", int_levels(0, 3), unsigned_layout(2, 0)},
+        {"gguf_q3_k", "GGUF Q3_K", 110, 256, 3,
+         "llama.cpp Q3_K: 3-bit values (2 low bits + a high-bit mask) in 16 sub-blocks of 16 with signed 6-bit scales "
+         "under an fp16 super scale per 256.",
+         "per 16: scale by make_q3_quants (x^2 weights, 5 refinement passes); 6-bit scale = nearest(-32 s / max s) + 32, "
+         "d = 1 / (-32 / max s) (fp16);  x' = d (sc - 32) (q - 4)",
+         "FP16 d per 256, 6-bit scale per 16", int_levels(-4, 3), unsigned_layout(3, 4)},
+        {"gguf_q4_k", "GGUF Q4_K", 144, 256, 4,
+         "llama.cpp Q4_K: 4-bit values in 8 sub-blocks of 32, each with a 6-bit scale and a 6-bit min, under an fp16 "
+         "super scale and super min per 256. The 'K' of Q4_K_M.",
+         "per 32: (scale, min) by make_qkx2 (weights sqrt(mean x^2) + |x|, 21 candidate steps); 6-bit scale = "
+         "nearest(63 scale / max scale), d = max scale / 63;  x' = d sc q - dmin m",
+         "FP16 d + dmin per 256, 6-bit scale + min per 32", int_levels(0, 15), unsigned_layout(4, 0)},
+        {"gguf_q5_k", "GGUF Q5_K", 176, 256, 5,
+         "llama.cpp Q5_K: 5-bit values (4 low bits + a high-bit plane) in 8 sub-blocks of 32 with 6-bit scales and mins "
+         "under fp16 super scales per 256.",
+         "per 32: (scale, min) by make_qkx2 (16 candidate steps); 6-bit scale and min as Q4_K;  x' = d sc q - dmin m",
+         "FP16 d + dmin per 256, 6-bit scale + min per 32", int_levels(0, 31), unsigned_layout(5, 0)},
+        {"gguf_q6_k", "GGUF Q6_K", 210, 256, 6,
+         "llama.cpp Q6_K: 6-bit values in 16 sub-blocks of 16 with signed 8-bit scales under an fp16 super scale per 256.",
+         "per 16: scale by make_qx_quants (x^2 weights, 19 candidate scales); 8-bit scale = min(127, nearest(-128 s / max s)), "
+         "d = 1 / (-128 / max s);  x' = d sc (q - 32)",
+         "FP16 d per 256, int8 scale per 16", int_levels(-32, 31), unsigned_layout(6, 32)},
+        {"gguf_iq4_nl", "GGUF IQ4_NL", 18, 32, 4,
+         "llama.cpp IQ4_NL: 4-bit indices into a fixed non-linear grid of 16 values (kvalues_iq4nl, -127..113) with an "
+         "fp16 scale per 32.",
+         "d by ggml's search over 15 candidate scales (x^2 weights);  q = nearest grid value of x / d;  x' = d kvalues[q]",
+         "FP16 per 32", kvalues, iq4},
+        {"gguf_iq4_xs", "GGUF IQ4_XS", 136, 256, 4,
+         "llama.cpp IQ4_XS: the IQ4_NL grid in 8 sub-blocks of 32 with 6-bit scales under an fp16 super scale per 256 "
+         "(4.25 bits per weight).",
+         "per 32: scale by the IQ4_NL search; 6-bit scale = nearest(s / d) + 32 with d = -max s / 32;  x' = d (sc - 32) kvalues[q]",
+         "FP16 d per 256, 6-bit scale per 32", kvalues, iq4},
+    };
+    for (const auto& k : kq) {
+        FormatInfo f;
+        f.name = k.name;
+        f.title = k.title;
+        f.family = "gguf";
+        f.summary = k.summary;
+        f.scale_rule = k.rule;
+        f.source = kquant_source;
+        f.notes = {"Bit for bit with ggml_quantize_chunk (llama-quantize's quantizer), with or without an importance matrix "
+                   "(one weight per input column).",
+                   "Non-finite input: the search sees NaN and Inf as 0; Inf then takes the sub-block's extreme code, NaN stays "
+                   "NaN in fake quantization.",
+                   "Rows must be a multiple of " + std::to_string(k.block) +
+                       " to export; fake quantization pads a short last block with zeros."};
+        f.element = k.layout;
+        f.element_bits = k.bits;
+        f.element_values = k.values;
+        f.element_max = std::max(std::fabs(k.values.front()), std::fabs(k.values.back()));
+        f.block_size = k.block;
+        f.scale_type = k.scale_type;
+        f.bits_per_element = k.bytes * 8.0 / k.block;
         out.push_back(f);
     }
     return out;

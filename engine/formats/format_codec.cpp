@@ -53,14 +53,23 @@ std::vector<int64_t> with_last(std::vector<int64_t> shape, int64_t last) {
 }
 
 
-GgufType gguf_type(const std::string& name) {
+GgufType gguf_type_of(const std::string& name) {
     if (name == "gguf_q8_0") return GgufType::Q8_0;
     if (name == "gguf_q4_0") return GgufType::Q4_0;
     if (name == "gguf_q4_1") return GgufType::Q4_1;
     if (name == "gguf_q5_0") return GgufType::Q5_0;
+    if (name == "gguf_q2_k") return GgufType::Q2_K;
+    if (name == "gguf_q3_k") return GgufType::Q3_K;
+    if (name == "gguf_q4_k") return GgufType::Q4_K;
+    if (name == "gguf_q5_k") return GgufType::Q5_K;
+    if (name == "gguf_q6_k") return GgufType::Q6_K;
+    if (name == "gguf_iq4_nl") return GgufType::IQ4_NL;
+    if (name == "gguf_iq4_xs") return GgufType::IQ4_XS;
     return GgufType::MXFP4;
 }
 
+// The importance weights the GGUF kernels read (nullptr when none is set).
+const float* importance_of(const QuantSpec& s) { return s.importance.empty() ? nullptr : s.importance.data(); }
 
 IntFormat int_format(const QuantSpec& s) { return IntFormat{s.info->element_bits, s.asymmetric}; }
 
@@ -181,6 +190,22 @@ QuantSpec resolve_spec(const QuantOptions& o, const std::vector<int64_t>& shape)
     return s;
 }
 
+void set_importance(QuantSpec& spec, std::vector<float> importance, const std::vector<int64_t>& shape,
+                    const std::string& what) {
+    if (!spec.info || spec.info->family != "gguf")
+        throw UserError(what + ": importance weights apply to the GGUF formats only, not " +
+                        (spec.info ? spec.info->name : std::string("?")));
+    const int64_t cols = last_dim(shape);
+    if (static_cast<int64_t>(importance.size()) != cols)
+        throw UserError(what + ": " + std::to_string(importance.size()) + " importance values for a last dimension of " +
+                        std::to_string(cols) + " (shape " + shape_string(shape) + "): one per column is needed");
+    for (size_t i = 0; i < importance.size(); ++i)
+        if (!std::isfinite(importance[i]) || importance[i] < 0.0f)
+            throw UserError(what + ": importance value " + std::to_string(i) + " is " + std::to_string(importance[i]) +
+                            " (must be finite and >= 0)");
+    spec.importance = std::move(importance);
+}
+
 void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& shape, const QuantSpec& s) {
     const int64_t n = numel_of(shape);
     if (n == 0) return;
@@ -213,7 +238,8 @@ void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& 
         else
             nf4_fake_quant(x, y, n, s.block);
     } else if (fam == "gguf") {
-        gguf_fake_quant(x, y, row_blocks(shape, kGgufBlock), gguf_type(name));
+        const GgufType t = gguf_type_of(name);
+        gguf_fake_quant(x, y, row_blocks(shape, gguf_block_elements(t)), t, importance_of(s));
     } else {
         throw std::logic_error("format family without a kernel: " + fam);
     }
@@ -273,7 +299,14 @@ void fake_quantize_device_buffer(const float* x, float* y, const std::vector<int
         else
             cu::nf4_fake_quant(x, y, n, s.block, stream);
     } else if (fam == "gguf") {
-        cu::gguf_fake_quant(x, y, row_blocks(shape, kGgufBlock), gguf_type(name), stream);
+        const GgufType t = gguf_type_of(name);
+        if (s.importance.empty()) {
+            cu::gguf_fake_quant(x, y, row_blocks(shape, gguf_block_elements(t)), t, nullptr, stream);
+        } else {
+            const cu::DeviceArray<float> importance(static_cast<int64_t>(s.importance.size()), stream);
+            cu::copy_to_device(importance.data(), s.importance.data(), s.importance.size() * sizeof(float), stream);
+            cu::gguf_fake_quant(x, y, row_blocks(shape, gguf_block_elements(t)), t, importance.data(), stream);
+        }
     } else {
         throw std::logic_error("format family without a CUDA kernel: " + fam);
     }
@@ -347,17 +380,20 @@ EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, c
         }
         e.scales = NdArray::from_floats(absmax, {nb});
     } else if (fam == "gguf") {
-        const GgufType t = gguf_type(name);
-        const RowBlocks L = row_blocks(shape, kGgufBlock);
+        const GgufType t = gguf_type_of(name);
+        const int64_t block = gguf_block_elements(t);
+        const RowBlocks L = row_blocks(shape, block);
         if (!L.divisible())
-            throw UserError(name + " needs the last dimension to be a multiple of 32, got shape " + shape_string(shape));
+            throw UserError(name + " needs the last dimension to be a multiple of " + std::to_string(block) + ", got shape " +
+                            shape_string(shape));
         e.gguf_blocks.resize(static_cast<size_t>(L.block_count() * gguf_type_size(t)));
-        gguf_quantize(x, L.rows, L.cols, t, e.gguf_blocks.data());
+        gguf_quantize(x, L.rows, L.cols, t, e.gguf_blocks.data(), importance_of(s));
         const int per = gguf_scales_per_block(t);
         std::vector<float> sc(static_cast<size_t>(L.block_count() * per));
         gguf_unpack(e.gguf_blocks.data(), L.block_count(), t, codes, sc.data());
-        auto sshape = with_last(shape, L.blocks_per_row());
-        if (per == 2) sshape.push_back(2);
+        // [..., cols / sub-block] scales, [..., cols / sub-block, 2] (scale, min) where there is a min.
+        auto sshape = with_last(shape, L.cols / gguf_sub_block(t));
+        if (gguf_has_min(t)) sshape.push_back(2);
         e.scales = NdArray::from_floats(sc, sshape);
     }
     return e;
@@ -407,8 +443,11 @@ NdArray pack_encoded(const EncodedTensor& e, const std::vector<int64_t>& shape, 
         out.bytes.resize(static_cast<size_t>((n + 1) / 2));
         pack_nibbles(e.codes.as<uint8_t>(), 1, n, NibbleOrder::HighFirst, out.bytes.data());
     } else if (fam == "gguf") {
-        const int64_t ts = gguf_type_size(gguf_type(name));
-        out.shape = with_last(shape, cols / kGgufBlock * ts);
+        const GgufType t = gguf_type_of(name);
+        if (cols % gguf_block_elements(t) != 0)
+            throw UserError(name + " packs rows of whole blocks of " + std::to_string(gguf_block_elements(t)) +
+                            ": the last dimension (" + std::to_string(cols) + ") is not a multiple");
+        out.shape = with_last(shape, cols / gguf_block_elements(t) * gguf_type_size(t));
         out.bytes = e.gguf_blocks;
     }
     return out;
@@ -439,8 +478,9 @@ std::vector<float> decode_buffer(const EncodedTensor& e, const std::vector<int64
     } else if (fam == "nf4") {
         nf4_decode(codes, scales, n, s.block, y.data());
     } else if (fam == "gguf") {
-        const RowBlocks L = row_blocks(shape, kGgufBlock);
-        gguf_dequantize(e.gguf_blocks.data(), L.rows, L.cols, gguf_type(name), y.data());
+        const GgufType t = gguf_type_of(name);
+        const RowBlocks L = row_blocks(shape, gguf_block_elements(t));
+        gguf_dequantize(e.gguf_blocks.data(), L.rows, L.cols, t, y.data());
     }
     return y;
 }

@@ -33,7 +33,18 @@ struct QuantSpec {
     // A calibrated amax to use instead of the tensor's own (activations: NVFP4 input_scale,
     // FP8 / INT per-tensor static scales). NaN: use the tensor's amax.
     float fixed_amax = std::nanf("");
+    // Per-column importance for the GGUF formats (ggml's imatrix: the mean square activation of
+    // each input column, one value per element of the last dimension, shared by all rows; empty:
+    // the plain reference search). Set through set_importance, which validates it.
+    std::vector<float> importance;
 };
+
+// Sets spec.importance for a tensor of `shape`; throws UserError when the format does not use
+// importance (only the GGUF formats do; Q8_0 and MXFP4 ignore it as ggml does, and accept it),
+// when its length is not the last dimension, or when a value is negative or not finite
+// (`what` names the source in the message, e.g. the file).
+void set_importance(QuantSpec& spec, std::vector<float> importance, const std::vector<int64_t>& shape,
+                    const std::string& what);
 
 // Checks `options` against a tensor of `shape`; throws UserError naming the option on any
 // problem (unknown format, option that does not apply, group size not dividing the dimension,

@@ -6,9 +6,8 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/file_bytes.h"
+#include "engine/io/gguf_decode.h"
 #include "engine/io/gguf_file.h"
-#include "kernels/gguf_blocks.h"
-#include "kernels/half_precision.h"
 
 namespace ql {
 
@@ -171,7 +170,9 @@ void GgufFile::validate() {
         }
         const uint32_t type = c.get<uint32_t>(what + " type");
         const auto gt = ggml_type_from_id(type);
-        if (!gt) c.fail(what + ": unknown or unsupported ggml type " + std::to_string(type));
+        if (!gt)
+            c.fail(what + ": ggml type " + std::to_string(type) + " (" + ggml_type_id_name(type) +
+                   ") is not a type QuantLab reads");
         t.type = *gt;
         t.offset = c.get<uint64_t>(what + " offset");
         const auto size = ggml_tensor_bytes(t.type, t.ne);
@@ -233,25 +234,7 @@ std::vector<float> GgufFile::dequantize(const GgufTensorInfo& t) const {
     const int64_t n = t.numel();
     std::vector<float> out(static_cast<size_t>(n));
     if (n == 0) return out;
-    const uint8_t* p = tensor_data(t);
-    switch (t.type) {
-        case GgmlType::F32: std::memcpy(out.data(), p, static_cast<size_t>(n) * 4); break;
-        case GgmlType::F16:
-            for (int64_t k = 0; k < n; ++k) {
-                uint16_t h;
-                std::memcpy(&h, p + 2 * k, 2);
-                out[static_cast<size_t>(k)] = kernels::fp16_bits_to_fp32(h);
-            }
-            break;
-        default: {
-            const auto kt = t.type == GgmlType::Q4_0   ? kernels::GgufType::Q4_0
-                            : t.type == GgmlType::Q4_1 ? kernels::GgufType::Q4_1
-                            : t.type == GgmlType::Q5_0 ? kernels::GgufType::Q5_0
-                            : t.type == GgmlType::Q8_0 ? kernels::GgufType::Q8_0
-                                                       : kernels::GgufType::MXFP4;
-            kernels::gguf_dequantize(p, n / t.ne[0], t.ne[0], kt, out.data());
-        }
-    }
+    decode_gguf_tensor(tensor_data(t), n / t.ne[0], t.ne[0], t.type, out.data(), path_ + ": tensor '" + t.name + "'");
     return out;
 }
 

@@ -44,49 +44,80 @@ int gguf_scalar_size(GgufValueType t) {
     }
 }
 
+namespace {
+
+// Every type QuantLab reads: id order (ggml.c type_traits: type_name, blck_size, type_size).
+struct GgmlTypeTraits {
+    GgmlType type;
+    const char* name;
+    int64_t block, bytes;
+};
+constexpr GgmlTypeTraits kGgmlTypes[] = {
+    {GgmlType::F32, "F32", 1, 4},       {GgmlType::F16, "F16", 1, 2},        {GgmlType::Q4_0, "Q4_0", 32, 18},
+    {GgmlType::Q4_1, "Q4_1", 32, 20},   {GgmlType::Q5_0, "Q5_0", 32, 22},    {GgmlType::Q5_1, "Q5_1", 32, 24},
+    {GgmlType::Q8_0, "Q8_0", 32, 34},   {GgmlType::Q2_K, "Q2_K", 256, 84},   {GgmlType::Q3_K, "Q3_K", 256, 110},
+    {GgmlType::Q4_K, "Q4_K", 256, 144}, {GgmlType::Q5_K, "Q5_K", 256, 176},  {GgmlType::Q6_K, "Q6_K", 256, 210},
+    {GgmlType::IQ4_NL, "IQ4_NL", 32, 18}, {GgmlType::IQ4_XS, "IQ4_XS", 256, 136}, {GgmlType::BF16, "BF16", 1, 2},
+    {GgmlType::MXFP4, "MXFP4", 32, 17},
+};
+
+const GgmlTypeTraits* traits(GgmlType t) {
+    for (const auto& e : kGgmlTypes)
+        if (e.type == t) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
 const char* ggml_type_name(GgmlType t) {
-    switch (t) {
-        case GgmlType::F32: return "F32";
-        case GgmlType::F16: return "F16";
-        case GgmlType::Q4_0: return "Q4_0";
-        case GgmlType::Q4_1: return "Q4_1";
-        case GgmlType::Q5_0: return "Q5_0";
-        case GgmlType::Q8_0: return "Q8_0";
-        case GgmlType::MXFP4: return "MXFP4";
-    }
-    return "?";
+    const GgmlTypeTraits* e = traits(t);
+    return e ? e->name : "?";
+}
+
+const std::vector<GgmlType>& ggml_known_types() {
+    static const std::vector<GgmlType> types = [] {
+        std::vector<GgmlType> v;
+        for (const auto& e : kGgmlTypes) v.push_back(e.type);
+        return v;
+    }();
+    return types;
 }
 
 std::optional<GgmlType> ggml_type_from_id(uint32_t id) {
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
-                       GgmlType::MXFP4})
-        if (static_cast<uint32_t>(t) == id) return t;
+    for (const auto& e : kGgmlTypes)
+        if (static_cast<uint32_t>(e.type) == id) return e.type;
     return std::nullopt;
 }
 
 std::optional<GgmlType> ggml_type_from_name(const std::string& name) {
-    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
-                       GgmlType::MXFP4}) {
-        std::string lower = ggml_type_name(t);
+    for (const auto& e : kGgmlTypes) {
+        std::string lower = e.name;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (lower == name) return t;
+        if (lower == name) return e.type;
     }
     return std::nullopt;
 }
 
-int64_t ggml_block_size(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 ? 1 : 32; }
+std::string ggml_type_id_name(uint32_t id) {
+    // ggml.h enum ggml_type as of llama.cpp in llama-cpp-python 0.3.36 (ids 4, 5, 31..33, 36..38
+    // were removed from GGUF files).
+    static const char* const kNames[] = {
+        "F32",   "F16",    "Q4_0",   "Q4_1",    "",       "",       "Q5_0",  "Q5_1",  "Q8_0",    "Q8_1",  "Q2_K",
+        "Q3_K",  "Q4_K",   "Q5_K",   "Q6_K",    "Q8_K",   "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+        "IQ2_S", "IQ4_XS", "I8",     "I16",     "I32",    "I64",    "F64",   "IQ1_M", "BF16",    "",      "",
+        "",      "TQ1_0",  "TQ2_0",  "",        "",       "",       "MXFP4", "NVFP4", "Q1_0",    "Q2_0"};
+    if (id < sizeof(kNames) / sizeof(kNames[0]) && *kNames[id]) return kNames[id];
+    return "type " + std::to_string(id);
+}
+
+int64_t ggml_block_size(GgmlType t) {
+    const GgmlTypeTraits* e = traits(t);
+    return e ? e->block : 1;
+}
 
 int64_t ggml_type_size(GgmlType t) {
-    switch (t) {
-        case GgmlType::F32: return 4;
-        case GgmlType::F16: return 2;
-        case GgmlType::Q4_0: return 18;
-        case GgmlType::Q4_1: return 20;
-        case GgmlType::Q5_0: return 22;
-        case GgmlType::Q8_0: return 34;
-        case GgmlType::MXFP4: return 17;
-    }
-    return 0;
+    const GgmlTypeTraits* e = traits(t);
+    return e ? e->bytes : 0;
 }
 
 std::optional<uint64_t> ggml_tensor_bytes(GgmlType t, const std::vector<int64_t>& ne) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/loading/model_source.h"
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -35,12 +37,23 @@ bool uses_demo_vocabulary(const std::string& folder) {
     return j.is_object() && j.value("vocabulary", "") == "quantlab-synthetic-v1";
 }
 
+TextEncoder tokenizer_encoder(std::shared_ptr<Tokenizer> tokenizer) {
+    return [tokenizer](const std::string& text, const std::string&) {
+        const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
+        return std::vector<int64_t>(ids.begin(), ids.end());
+    };
+}
+
 }  // namespace
 
 OpenedModel open_model(const std::string& model) {
     OpenedModel m;
     m.path = resolve_model_path(model);
-    if (is_hf_modelopt_checkpoint(m.path)) {
+    if (is_gguf_file(m.path)) {
+        GgufModel g = load_gguf_model(m.path);
+        m.model = std::move(g.model);
+        m.gguf = std::make_shared<const GgufSource>(std::move(g.source));
+    } else if (is_hf_modelopt_checkpoint(m.path)) {
         // A Model Optimizer HF checkpoint (QuantLab's hf-modelopt export or Model Optimizer's own).
         HfModeloptModel h = load_hf_modelopt_checkpoint(m.path);
         m.model = std::move(h.model);
@@ -53,8 +66,12 @@ OpenedModel open_model(const std::string& model) {
     m.data.vocab_size = c.architecture == "mlp" || c.architecture == "cnn" ? 0 : c.vocab_size;
     m.data.max_positions = c.max_positions;
     m.data.model_name = model;
-    m.is_demo = uses_demo_vocabulary(m.path);
-    if (m.is_demo) {
+    m.is_demo = m.gguf ? m.gguf->vocabulary.is_demo : uses_demo_vocabulary(m.path);
+    if (m.gguf && m.gguf->vocabulary.tokenizer_json) {
+        m.data.encode_text = tokenizer_encoder(std::make_shared<Tokenizer>(
+            Tokenizer::from_json(*m.gguf->vocabulary.tokenizer_json, m.path + " (tokenizer.ggml.*)")));
+        if (m.gguf->vocabulary.eos_id) m.data.eos_id = *m.gguf->vocabulary.eos_id;
+    } else if (m.is_demo) {
         m.data.encode_text = [](const std::string& text, const std::string& source) {
             return synthetic_vocab::encode(text, source);
         };
@@ -63,14 +80,26 @@ OpenedModel open_model(const std::string& model) {
     else if (std::error_code ec; std::filesystem::exists(m.path + "/tokenizer.json", ec)) {
         // Read when the model is opened, so a broken tokenizer.json is reported up front.
         auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_file(m.path + "/tokenizer.json"));
-        m.data.encode_text = [tokenizer](const std::string& text, const std::string&) {
-            const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
-            return std::vector<int64_t>(ids.begin(), ids.end());
-        };
+        m.data.encode_text = tokenizer_encoder(tokenizer);
         // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
         if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
     }
     return m;
+}
+
+ModelSourceFiles::ModelSourceFiles(const OpenedModel& m) : folder_(m.path) {
+    if (!m.gguf) return;
+    std::string tmpl = (std::filesystem::temp_directory_path() / "quantlab-gguf-source-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw UserError("cannot create a temporary folder for " + m.path + "'s model files");
+    folder_ = tmpl;
+    temporary_ = true;
+    write_gguf_model_files(m.model->config(), *m.gguf, folder_);
+}
+
+ModelSourceFiles::~ModelSourceFiles() {
+    if (!temporary_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(folder_, ec);
 }
 
 }  // namespace ql

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What a MODEL argument names (CLI, recipes, GUI): an HF model folder, or the word "demo" for the
-// cached built-in demo model ($XDG_CACHE_HOME/quantlab/demo). Opens the model together with what
-// data loading needs from it: its tokenizer for text data.
+// What a MODEL argument names (CLI, recipes, GUI): an HF model folder, a llama.cpp GGUF file
+// (engine/loading/gguf_model.h), or the word "demo" for the cached built-in demo model
+// ($XDG_CACHE_HOME/quantlab/demo). Opens the model together with what data loading needs from
+// it: its tokenizer for text data.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "engine/data/dataset.h"
+#include "engine/loading/gguf_model.h"
 #include "engine/models/model.h"
 #include "engine/quant/quantized_model.h"
 
@@ -15,13 +17,17 @@ namespace ql {
 
 struct OpenedModel {
     std::unique_ptr<Model> model;
-    std::string path;       // the folder
+    std::string path;       // the folder (or the .gguf file)
     bool is_demo = false;   // the built-in demo (quantlab.json says so): character vocabulary
     DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab; else
                             // tokenizer.json when the folder has one)
     // A QuantLab quantized checkpoint (quantized_checkpoint.h): its quantizers, installed into
     // `model` (declared after it, so destroyed first). Null for FP models.
     std::unique_ptr<QuantizedModel> quantization;
+    // A GGUF file: the file (kept mapped) and where each parameter came from, with the file's own
+    // per-tensor types; null for folders. Its weights are already quantized (decoded values):
+    // no quantizers are installed.
+    std::shared_ptr<const GgufSource> gguf;
 };
 
 // "demo" -> the demo folder (a UserError telling to run `quantlab-cli demo` when it is not
@@ -30,5 +36,21 @@ std::string resolve_model_path(const std::string& model);
 
 // A quantized checkpoint opens as its quantized model (quantizers installed, state restored).
 OpenedModel open_model(const std::string& model);
+
+// The folder whose files (config.json, tokenizer ...) a checkpoint of `m` copies
+// (save_quantized_checkpoint's source_folder): the model's own folder, or for a GGUF file a
+// temporary folder with the files write_gguf_model_files writes, removed with this object.
+class ModelSourceFiles {
+public:
+    explicit ModelSourceFiles(const OpenedModel& m);
+    ~ModelSourceFiles();
+    ModelSourceFiles(const ModelSourceFiles&) = delete;
+    ModelSourceFiles& operator=(const ModelSourceFiles&) = delete;
+    const std::string& folder() const { return folder_; }
+
+private:
+    std::string folder_;
+    bool temporary_ = false;
+};
 
 }  // namespace ql

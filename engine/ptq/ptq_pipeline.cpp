@@ -17,7 +17,9 @@
 #include "engine/calib/input_statistics.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/awq.h"
+#include "engine/calib/importance_collector.h"
 #include "engine/ptq/gptq.h"
+#include "engine/ptq/weight_clipping.h"
 #include "engine/ptq/input_groups.h"
 #include "engine/ptq/smoothquant.h"
 
@@ -238,6 +240,63 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
         run_calibration_forward(model, calibration, options.batch_size, "calibrate", sink, cancel);
         for (const auto& l : q.layers())
             if (active.count(l->name()) && l->input_needs_amax()) l->set_input_amax(calibrated_amax(*l, pass.at(l->name())));
+    }
+
+    // 3b. Weight clipping search (calibrator mse / imatrix_mse), on the weights as step 2 left them.
+    {
+        std::vector<LayerQuantizer*> searched;
+        for (const auto& l : q.layers()) {
+            const std::string& c = l->plan().weight.calibrator;
+            if (l->weight_configured() && (c == "mse" || c == "imatrix_mse")) searched.push_back(l.get());
+        }
+        if (!searched.empty() && gptq)
+            throw UserError(q.recipe().source + ": weight calibrator '" + searched.front()->plan().weight.calibrator +
+                            "' and algorithm gptq both decide the weights; use one");
+        int64_t done = 0;
+        for (LayerQuantizer* l : searched) {
+            cancel.throw_if_cancelled();
+            const auto tl = Clock::now();
+            const bool weighted = l->plan().weight.calibrator == "imatrix_mse";
+            std::vector<float> importance;
+            if (weighted) {
+                if (!options.imatrix)
+                    throw UserError(q.recipe().source + ": weight calibrator imatrix_mse needs an importance matrix (recipe "
+                                    "\"imatrix\": F or ptq --imatrix F; quantlab-cli imatrix makes one)");
+                const std::string entry = importance_entry_name(model.config(), l->name(), /*process_output=*/true);
+                const ImportanceEntry* e = entry.empty() ? nullptr : options.imatrix->find(entry);
+                if (!e)
+                    throw UserError("imatrix: no entry '" + (entry.empty() ? l->name() + ".weight" : entry) + "' for layer " +
+                                    l->name() + (l->name() == "lm_head" ? " (collect it with quantlab-cli imatrix --process-output)" : ""));
+                if (e->columns != input_features(l->layer()) || e->matrices() != 1)
+                    throw UserError("imatrix: entry '" + entry + "' has " + std::to_string(e->columns) + " columns, layer " +
+                                    l->name() + " reads " + std::to_string(input_features(l->layer())));
+                importance = e->mean_sq();
+            }
+            if (l->layer().kind() != LayerKind::Linear) {
+                sink.log(LogLevel::Warning, "weight clipping search skips " + l->name() + " (Linear layers only)");
+                continue;
+            }
+            if (l->weight_spec().info && l->weight_spec().info->family == "gguf") {
+                // GGUF formats search their own scales; the importance goes into that search
+                // (ggml's quant_weights), as llama-quantize --imatrix does.
+                if (!weighted)
+                    throw UserError(q.recipe().source + ": layer " + l->name() + ": weight calibrator mse does not apply to " +
+                                    l->weight_spec().info->name + " (its block scales come from llama.cpp's own search; "
+                                    "imatrix_mse gives that search the importance)");
+                l->set_weight_importance(importance);
+                reports[l->name()].method = "imatrix";
+                sink.progress(++done, static_cast<int64_t>(searched.size()), "clip search");
+                continue;
+            }
+            const WeightClipping c = search_weight_clipping(weight_matrix(l->layer()), l->weight_spec(), importance);
+            l->pin_quantized_weight(c.quantized.view(l->layer().weight.sizes()));
+            LayerPtqReport& r = reports[l->name()];
+            r.method = l->plan().weight.calibrator;
+            r.seconds += seconds_since(tl);
+            sink.layer_metric(l->name(), "clip_error_before", c.error_before);
+            sink.layer_metric(l->name(), "clip_error_after", c.error_after);
+            sink.progress(++done, static_cast<int64_t>(searched.size()), "clip search");
+        }
     }
 
     // 4. GPTQ, block by block, each block seeing the earlier blocks quantized.

@@ -6,7 +6,8 @@
 //      where the model allows (else kept as pre_quant_scale), W *= s;
 //      awq: per layer, a pre_quant_scale search (and optional clipping) on the layer's inputs;
 //   3. static input scales from the calibrator (max, percentile, MSE, entropy), recalibrated
-//      after step 2 changed the inputs;
+//      after step 2 changed the inputs; weights whose calibrator is "mse" or "imatrix_mse" get
+//      the per-cell clipping search (engine/ptq/weight_clipping.h) and are pinned to its result;
 //   4. gptq: block by block in forward order, each block's Hessians collected with the earlier
 //      blocks already quantized, weights pinned to GPTQ's result;
 //   5. every configured quantizer on; per-layer error against the FP layer on FP inputs.
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/importance_matrix.h"
 #include "engine/data/dataset.h"
 #include "engine/jobs/job.h"
 #include "engine/quant/quantized_model.h"
@@ -27,6 +29,9 @@ namespace ql {
 struct PtqOptions {
     int64_t batch_size = 16;     // calibration examples per forward
     int64_t sample_rows = 2048;  // input rows per layer kept for AWQ and the error report
+    // The importance matrix for weight calibrator "imatrix_mse" (engine/ptq/weight_clipping.h);
+    // entries by GGUF tensor name (llama / qwen2 / gpt2) or "<layer>.weight". Not owned.
+    const ImportanceMatrix* imatrix = nullptr;
 };
 
 // One layer's outcome. Errors compare the layer's output with the FP layer's on the same FP

@@ -118,6 +118,17 @@ at::Tensor LayerQuantizer::quantized_weight() {
     return cached_;
 }
 
+void LayerQuantizer::set_weight_importance(std::vector<float> importance) {
+    if (!weight_configured()) throw UserError("layer " + name() + " has no weight quantizer to give importance to");
+    if (importance.empty())
+        plan_.weight_spec.importance.clear();
+    else
+        set_importance(plan_.weight_spec, std::move(importance), weight_matrix_shape(layer()), "layer " + name() + " importance");
+    cached_ = at::Tensor();  // quantize afresh
+    cached_version_ = -1;
+    pinned_ = false;
+}
+
 EncodedTensor LayerQuantizer::encode_weight() const {
     if (!weight_configured()) throw UserError("layer " + name() + " has no weight quantizer");
     const at::Tensor w = layer().weight.detach().reshape(weight_matrix_shape(layer())).to(at::kFloat).contiguous();

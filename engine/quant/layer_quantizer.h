@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/quant/lsq_quantizer.h"
 #include "engine/quant/quant_plan.h"
@@ -67,6 +68,11 @@ public:
     // The weight quantizer's spec for this weight (global amax filled in for NVFP4).
     const QuantSpec& weight_spec() const { return plan_.weight_spec; }
     QuantSpec input_spec_for_forward() const;
+    // GGUF weight formats: per-input-column importance for the weight's K-quant / IQ4 / Q4_0
+    // search (ggml's imatrix values: the mean square input of each column; [in] floats, finite,
+    // >= 0). Re-quantizes the weight on the next use; UserError for a wrong length or another
+    // format family (set_importance in format_codec.h). Empty: back to the plain search.
+    void set_weight_importance(std::vector<float> importance);
     // The weight's scales in its format (decoded block / group / channel scales, NVFP4 global
     // scale, zero points), from the weight the quantizer reads. GPTQ's pinned result uses the
     // same scales (they are fixed from that weight). Weight quantizer configured only.

@@ -90,8 +90,8 @@ QuantizerPatch parse_cfg(const json& cfg, const std::string& source, const std::
     if (cfg.contains("calibrator")) {
         p.calibrator = get_as<std::string>(cfg["calibrator"], source, field("calibrator"), "a string");
         const std::string& c = *p.calibrator;
-        if (c != "max" && c != "percentile" && c != "mse" && c != "entropy")
-            fail(source, field("calibrator"), "expected max, percentile, mse or entropy, got '" + c + "'");
+        if (c != "max" && c != "percentile" && c != "mse" && c != "entropy" && c != "imatrix_mse")
+            fail(source, field("calibrator"), "expected max, percentile, mse, entropy or imatrix_mse, got '" + c + "'");
     }
     if (cfg.contains("percentile")) {
         p.percentile = get_as<double>(cfg["percentile"], source, field("percentile"), "a number");
@@ -224,13 +224,17 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
         throw UserError(source + ": not valid JSON: " + e.what());
     }
     if (!j.is_object()) throw UserError(source + ": a recipe is a JSON object");
-    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration"}, source, "recipe");
+    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration", "imatrix"}, source, "recipe");
     Recipe r;
     r.source = source;
     r.name = j.contains("name") ? get_as<std::string>(j["name"], source, "name", "a string")
                                 : std::filesystem::path(source).stem().string();
     if (j.contains("description")) r.description = get_as<std::string>(j["description"], source, "description", "a string");
     if (j.contains("algorithm")) parse_algorithm(j["algorithm"], r.algorithm, source);
+    if (j.contains("imatrix")) {
+        r.imatrix = get_as<std::string>(j["imatrix"], source, "imatrix", "an importance matrix file");
+        if (r.imatrix.empty()) fail(source, "imatrix", "empty path");
+    }
     if (!j.contains("quant_cfg")) fail(source, "quant_cfg", "missing (a list of {\"quantizer_name\", \"enable\", \"cfg\"})");
     const json& list = j["quant_cfg"];
     if (!list.is_array()) fail(source, "quant_cfg", "expected a list of {\"quantizer_name\", \"enable\", \"cfg\"}");
@@ -292,6 +296,7 @@ std::string recipe_to_json(const Recipe& r) {
     json cal = {{"samples", r.calibration.samples}, {"batch_size", r.calibration.batch_size}};
     if (r.calibration.sequence_length > 0) cal["seq_len"] = r.calibration.sequence_length;
     j["calibration"] = cal;
+    if (!r.imatrix.empty()) j["imatrix"] = r.imatrix;
     // nlohmann::json sorts keys; quant_cfg order is kept because it is a list.
     return j.dump(2) + "\n";
 }

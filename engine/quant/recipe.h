@@ -60,6 +60,9 @@ struct Recipe {
     std::vector<RecipeEntry> quant_cfg;
     PtqAlgorithm algorithm;
     CalibrationSettings calibration;
+    // An importance matrix file (llama.cpp's GGUF or .dat imatrix, `quantlab-cli imatrix`) for
+    // the weight calibrator "imatrix_mse" and the GGUF formats' own weighted searches; "" = none.
+    std::string imatrix;
     std::string source;        // "preset NVFP4_DEFAULT" or the file path (for messages)
 };
 

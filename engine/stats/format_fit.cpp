@@ -117,14 +117,19 @@ BlockRanges block_ranges(const std::vector<int64_t>& shape, const QuantSpec& spe
         symmetric(1.0);
     } else if (fam == "gguf") {
         r.layout = Layout::RowBlocks;
-        r.width = 32;
+        // One scale per sub-block: 32 elements, 16 for Q2_K / Q3_K / Q6_K (the scales' last dimension).
+        const int64_t per_row = e.scales.shape.empty() ? 1 : e.scales.shape[shape.empty() ? 0 : shape.size() - 1];
+        r.width = shape.empty() || per_row == 0 ? 32 : shape.back() / per_row;
         r.scale_kind = f.name == "gguf_mxfp4" ? "e8m0" : "fp16";
-        const bool with_min = e.scales.shape.size() > shape.size();  // Q4_1: (d, m) per block
+        // (scale, min) pairs: Q4_1 adds its min (x = q d + m), the K-quants subtract theirs
+        // (x = q scale - min).
+        const bool with_min = e.scales.shape.size() > shape.size();
+        const double min_sign = f.name == "gguf_q4_1" ? 1.0 : -1.0;
         const double first = f.element_values.front(), last = f.element_values.back();
         r.effective.clear();
         r.stored.clear();
         for (int64_t b = 0; b < (with_min ? count / 2 : count); ++b) {
-            const double d = with_min ? sc[2 * b] : sc[b], m = with_min ? sc[2 * b + 1] : 0.0;
+            const double d = with_min ? sc[2 * b] : sc[b], m = with_min ? min_sign * sc[2 * b + 1] : 0.0;
             r.stored.push_back(d);
             r.effective.push_back(std::fabs(d));
             const double a = first * d + m, z = last * d + m;

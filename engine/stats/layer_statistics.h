@@ -9,6 +9,7 @@
 
 #include "engine/core/layer_stats_types.h"
 #include "engine/data/dataset.h"
+#include "engine/loading/gguf_model.h"
 #include "engine/quant/quantized_model.h"
 
 namespace ql {
@@ -23,6 +24,11 @@ struct LayerStatsOptions {
     // The quantizers are a checkpoint's: the chosen fit measures the weight its forward uses
     // (GPTQ's pinned result, learned steps) rather than rounding the stored weight.
     bool checkpoint = false;
+    // The model was read from a GGUF file (its weights are the file's decoded values): each
+    // layer's chosen fit is the file's own type, with the block scales the file stores.
+    const GgufSource* gguf = nullptr;
+    // An FP model of the same shapes: errors of the file's weights against it; null = none.
+    Model* reference = nullptr;
 };
 
 // calibration may be null (weights only). The model's quantizer switches are restored after the

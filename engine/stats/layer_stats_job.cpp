@@ -8,6 +8,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -18,7 +19,10 @@
 #include "engine/calib/calibration_forward.h"
 #include "engine/calib/calibration_observers.h"
 #include "engine/loading/model_source.h"
+#include "engine/core/format_catalog.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/io/gguf_decode.h"
+#include "engine/io/gguf_kernel_types.h"
 #include "engine/stats/format_fit.h"
 #include "engine/stats/layer_statistics.h"
 
@@ -48,6 +52,11 @@ at::Tensor quantize_input(const QuantizableLayer& layer, const at::Tensor& x, co
     if (layer.kind() == LayerKind::Conv2d)
         return fake_quantize(x.permute({0, 2, 3, 1}).contiguous(), spec).permute({0, 3, 1, 2}).contiguous();
     return fake_quantize(x, spec);
+}
+
+std::string fs_name(const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::vector<std::string> layer_names(const Model& model) {
@@ -155,7 +164,24 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
             bool input_calibrated = false;
         };
         std::vector<Candidate> candidates;
-        if (lq.weight_configured()) {
+        // A GGUF file's layer: its own type is the chosen format (no quantizer installed).
+        const GgufParameterSource* file_src = options.gguf ? options.gguf->weight_of(name) : nullptr;
+        const std::string file_format = file_src ? gguf_format_name(file_src->tensor->type) : "";
+        at::Tensor ref_w;  // the reference model's weight [rows, cols], when one is given
+        if (options.reference) {
+            const QuantizableLayer* r = options.reference->find_layer(name);
+            if (!r || r->weight.sizes() != layer.weight.sizes())
+                throw UserError("stats: the reference model has no layer " + name + " of shape " + shape_string(ls.weight_shape));
+            ref_w = r->weight.detach().reshape(mshape).to(at::kFloat).contiguous();
+        }
+        if (!file_format.empty()) {
+            ls.chosen_format = file_format;
+            Candidate c;
+            c.format = file_format;
+            c.weight = resolve_spec(default_weight_options(file_format, cols), mshape);
+            c.input.info = nullptr;  // llama.cpp quantizes activations itself
+            candidates.push_back(c);
+        } else if (lq.weight_configured()) {
             ls.chosen_format = lq.plan().weight.options.format;
             Candidate c;
             c.format = ls.chosen_format;
@@ -183,19 +209,25 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
             }
             candidates.push_back(c);
         }
-        const int64_t chosen_block = lq.weight_configured() ? lq.weight_spec().block : 0;
+        const int64_t chosen_block = !file_format.empty() ? candidates.front().weight.block : lq.weight_configured() ? lq.weight_spec().block : 0;
         const int64_t first = std::min<int64_t>(cols, chosen_block > 0 ? chosen_block : 16);
         ls.first_block.assign(w.data_ptr<float>(), w.data_ptr<float>() + first);
 
-        const at::Tensor y = ls.has_activation ? layer_output(layer, x, layer.weight) : at::Tensor();
+        // The reference output: the reference model's weight on the same inputs when there is one.
+        const at::Tensor y = ls.has_activation ? layer_output(layer, x, ref_w.defined() ? ref_w.view(layer.weight.sizes()) : layer.weight)
+                                               : at::Tensor();
         const double signal = y.defined() ? sum_squares(y) : 0.0;
         for (const Candidate& c : candidates) {
             FormatFit fit;
             std::vector<float> qw;
             std::string error = c.error;
+            const bool is_file_fit = !file_format.empty() && &c == &candidates.front();
+            // Other formats fit the reference's FP weight when there is one (what they would make
+            // of the original model), else the weight the model holds.
+            const at::Tensor& fit_w = ref_w.defined() && !is_file_fit ? ref_w : w;
             if (error.empty()) {
                 try {
-                    fit = fit_weight(w.data_ptr<float>(), rows, cols, c.weight, options.bins, qw);
+                    fit = fit_weight(fit_w.data_ptr<float>(), rows, cols, c.weight, options.bins, qw);
                 } catch (const UserError& e) {
                     error = e.what();
                 }
@@ -209,6 +241,33 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
             } else {
                 const bool is_chosen = &c == &candidates.front() && lq.weight_configured();
                 if (is_chosen) fit.settings = describe(lq.plan().weight, false);
+                if (is_file_fit) {
+                    // The file's own quantization: its values as they are, its stored block scales,
+                    // errors only against a reference.
+                    const GgufTensorInfo& t = *file_src->tensor;
+                    fit.settings = std::string(ggml_type_name(t.type)) + " from " + fs_name(options.gguf->file->path()) +
+                                   (ref_w.defined() ? ", errors against the reference model" : " (no reference model: no error)");
+                    std::copy(w.data_ptr<float>(), w.data_ptr<float>() + rows * cols, qw.begin());
+                    const std::vector<float> scales = gguf_block_scales(options.gguf->file->tensor_data(t), t.type, t.numel());
+                    if (!scales.empty()) {
+                        fit.block_scales.assign(scales.begin(), scales.end());
+                        fit.block_scale_stride = 1;
+                        fit.block_count = static_cast<int64_t>(scales.size());
+                    }
+                    if (ref_w.defined()) {
+                        double sig = 0, err = 0;
+                        const float* rp = ref_w.data_ptr<float>();
+                        for (int64_t i = 0; i < rows * cols; ++i) {
+                            const double d = static_cast<double>(rp[i]) - qw[static_cast<size_t>(i)];
+                            sig += static_cast<double>(rp[i]) * rp[i];
+                            err += d * d;
+                        }
+                        fit.weight_mse = rows * cols > 0 ? err / static_cast<double>(rows * cols) : 0.0;
+                        fit.weight_sqnr_db = sqnr_db(sig, err);
+                    } else {
+                        fit.weight_mse = fit.weight_sqnr_db = kNaN;
+                    }
+                }
                 if (is_chosen && options.checkpoint) {
                     // A checkpoint's weight as its forward uses it (GPTQ's pinned result, learned
                     // LSQ steps): errors of the model as saved, scales and clipping of its weight.
@@ -225,7 +284,10 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
                     fit.weight_mse = (rows * cols) > 0 ? err / static_cast<double>(rows * cols) : 0.0;
                     fit.weight_sqnr_db = sqnr_db(sig, err);
                 }
-                if (y.defined()) {
+                if (y.defined() && is_file_fit && !ref_w.defined()) {
+                    fit.output_sqnr_db = fit.wa_output_sqnr_db = kNaN;  // the file's output has nothing to compare with
+                    fit.input_clipped_fraction = 0;
+                } else if (y.defined()) {
                     const at::Tensor qt = at::from_blob(qw.data(), layer.weight.sizes(), at::kFloat);
                     fit.output_sqnr_db = sqnr_db(signal, sum_squares(y - layer_output(layer, x, qt)));
                     if (c.input.info) {

@@ -2,6 +2,7 @@
 #include "kernels/reference/reference_formats.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -363,17 +364,20 @@ GgufEncoded gguf(const std::vector<float>& x, int64_t rows, int64_t cols, Gguf t
             case Gguf::Q4_0:
             case Gguf::Q5_0: {
                 const bool five = type == Gguf::Q5_0;
-                int imax = 0;
-                for (int i = 1; i < 32; ++i)
-                    if (std::fabs(xb[i]) > std::fabs(xb[imax])) imax = i;
-                const float d = xb[imax] / (five ? -16.0f : -8.0f);
-                const float id = (d == 0.0f || std::isinf(1.0f / d)) ? 0.0f : 1.0f / d;
+                float amax = 0.0f, max = 0.0f;  // ggml: a block of zeros keeps max = +0.0 (d = -0.0)
+                for (int i = 0; i < 32; ++i)
+                    if (amax < std::fabs(xb[i])) {
+                        amax = std::fabs(xb[i]);
+                        max = xb[i];
+                    }
+                const float d = max / (five ? -16.0f : -8.0f);
+                const float id = d == 0.0f ? 0.0f : 1.0f / d;
                 int q[32];
                 for (int i = 0; i < 32; ++i) {
-                    // np.trunc(float64 product + bias, dtype=float32): the float64 sum is cast to
-                    // float32 before truncation.
-                    const float t = static_cast<float>(static_cast<double>(xb[i]) * static_cast<double>(id) + (five ? 16.5 : 8.5));
-                    q[i] = std::min(five ? 31 : 15, std::max(0, static_cast<int>(std::trunc(t))));
+                    // ggml-base and gguf-py: float32 product, then float32 sum, then truncation.
+                    // Where 1/d overflows, ggml casts +-Inf / NaN to an integer: code 0 on x86.
+                    const float t = xb[i] * id + (five ? 16.5f : 8.5f);
+                    q[i] = std::isinf(id) ? 0 : std::min(five ? 31 : 15, std::max(0, static_cast<int>(std::trunc(t))));
                 }
                 put_half(r.bytes, d);
                 const float dh = from_half(to_half(d));
@@ -387,10 +391,10 @@ GgufEncoded gguf(const std::vector<float>& x, int64_t rows, int64_t cols, Gguf t
                 break;
             }
             case Gguf::Q4_1: {
-                float mx = xb[0], mn = xb[0];
-                for (int i = 1; i < 32; ++i) {
-                    mx = std::max(mx, xb[i]);
-                    mn = std::min(mn, xb[i]);
+                float mx = -FLT_MAX, mn = FLT_MAX;  // ggml's loop: the first of equal extremes (+0 / -0) wins
+                for (int i = 0; i < 32; ++i) {
+                    if (xb[i] < mn) mn = xb[i];
+                    if (xb[i] > mx) mx = xb[i];
                 }
                 const float d = (mx - mn) / 15.0f;
                 const float id = (d == 0.0f || std::isinf(1.0f / d)) ? 0.0f : 1.0f / d;
@@ -411,8 +415,9 @@ GgufEncoded gguf(const std::vector<float>& x, int64_t rows, int64_t cols, Gguf t
                 float amax = 0;
                 for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xb[i]));
                 int e = amax > 0 ? static_cast<int>(std::floor(std::log2f(amax))) - 2 + 127 : 0;
-                e = std::max(0, std::min(254, e));
+                e &= 0xFF;  // (uint8_t) of a negative float in ggml (x86) and gguf-py: wraps
                 const float d = e < 2 ? bits_to_float(0x00200000u << e) : bits_to_float(static_cast<uint32_t>(e - 1) << 23);
+                // (GGML_E8M0_TO_FP32_HALF)
                 r.bytes.push_back(static_cast<uint8_t>(e));
                 int q[32];
                 for (int i = 0; i < 32; ++i) {

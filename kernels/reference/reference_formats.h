@@ -44,8 +44,9 @@ Encoded integer(const std::vector<float>& x, int64_t rows, int64_t cols, int bit
 Encoded nf4(const std::vector<float>& x, int64_t block, const float codebook[16]);
 
 enum class Gguf { Q8_0, Q4_0, Q4_1, Q5_0, MXFP4 };
-// gguf-py's arithmetic transcribed (float64 where gguf-py uses float64, literal argmin for
-// MXFP4 with numpy's float32 log2 replaced by std::log2f). Returns raw block bytes and values.
+// ggml's quantize_row_*_ref transcribed (float32, each operation rounded on its own; literal
+// argmin for MXFP4 with std::log2f; the integer casts of x86 where 1/d overflows or the E8M0
+// exponent is negative). Returns raw block bytes and values. K-quants: reference_kquants.h.
 struct GgufEncoded {
     std::vector<uint8_t> bytes;
     std::vector<float> values;

@@ -771,12 +771,10 @@ def gen_gguf():
                 note = ("Inputs chosen so that fma(x, id, 8.5|16.5|0.5) and the separately rounded "
                         "x*id + c truncate to different codes; gguf-py 0.19.0 (numpy, float32) rounds "
                         "the product and the sum separately (no FMA).")
-                if fmt in ("gguf_q4_0", "gguf_q5_0"):
-                    # FORMATS.md: Q4_0/Q5_0 use one fused multiply-add, as native llama.cpp builds
-                    # (contracted to FMA) and gguf-py's current float64 code path do.
-                    compare = "informational"
-                    note += (" QuantLab follows FORMATS.md (std::fma), i.e. llama.cpp's native "
-                             "quantizer; Q4_1 has no FMA in either, so that case stays exact.")
+                # ggml-base (llama-quantize's ggml_quantize_chunk, compiled without FMA flags)
+                # rounds them apart too, and so does QuantLab: these cases are exact.
+                note += (" ggml_quantize_chunk (ggml-base, no FMA flags) does the same, and so does "
+                         "QuantLab (FORMATS.md).")
             add_case(f"{fmt}_{kind}", fmt, src, x, vals, codes, scales, raw, compare=compare,
                      code_dtype="i1" if fmt == "gguf_q8_0" else "u1", note=note)
 

@@ -123,8 +123,8 @@ TEST(ExportApi, RefusesBadRequestsBeforeWorking) {
     req.out = never;
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("--as must be one of"), std::string::npos);
     req.as = "gguf";
-    req.gguf_type = "q3_k";  // not a type the GGUF exporter writes
-    EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("q3_k"), std::string::npos);
+    req.gguf_type = "q3_xx";  // not a llama.cpp file type
+    EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("q3_xx"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists(never));
     req.gguf_type.clear();
     req.as = "hf-modelopt";

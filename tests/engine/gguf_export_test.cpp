@@ -45,12 +45,14 @@ at::Tensor read_tensor(const GgufFile& f, const std::string& name) {
     return as_tensor(f.dequantize(t), std::vector<int64_t>(t.ne.rbegin(), t.ne.rend()));
 }
 
+// From float32 weights (--gguf-source f32), so that values compare with QuantLab's own quantizers.
 GgufExportResult run(const std::string& model, const std::string& out, const std::string& type, bool force = false) {
     NullJobSink sink;
     CancellationToken cancel;
     GgufExportOptions o;
     o.type = type;
     o.force = force;
+    o.source_precision = "f32";
     return export_gguf(model, out, o, sink, cancel);
 }
 
@@ -188,8 +190,10 @@ TEST(GgufExport, CheckpointInAGgufFormatGivesIdenticalValues) {
         EXPECT_TRUE(at::equal(gguf_unpermute_rows(read_tensor(f, "blk.1.attn_q.weight"), 4),
                               q.find("model.layers.1.self_attn.q_proj")->quantized_weight()));
         EXPECT_TRUE(at::equal(read_tensor(f, "output.weight"), q.find("lm_head")->quantized_weight()));
-        // Embeddings are never quantized by recipes: written F32, as the quantized model has them.
-        EXPECT_EQ(f.tensor("token_embd.weight").type, GgmlType::F32);
+        // Embeddings, which recipes never quantize, follow llama.cpp's rules for the file type.
+        EXPECT_EQ(f.tensor("token_embd.weight").type, *ggml_type_from_name(fmt));
+        for (const GgufExportTensor& t : r.tensors)
+            if (t.name == "blk.0.ffn_up.weight") EXPECT_EQ(t.rule, "recipe gguf_" + fmt) << t.rule;
     }
     fs::remove_all(dir);
 }
@@ -198,7 +202,7 @@ TEST(GgufExport, RefusesOverwriteUnknownTypesAndCancelsWithoutAFile) {
     const std::string dir = temp_dir();
     std::ofstream(dir + "/x.gguf") << "keep";
     EXPECT_THROW(run(kLlama, dir + "/x.gguf", "q4_0"), UserError);
-    EXPECT_THROW(run(kLlama, dir + "/y.gguf", "q4_k"), UserError);
+    EXPECT_THROW(run(kLlama, dir + "/y.gguf", "q9_k"), UserError);
     EXPECT_NO_THROW(run(kLlama, dir + "/x.gguf", "f16", true));
     EXPECT_EQ(GgufFile::open(dir + "/x.gguf").tensor("blk.0.attn_v.weight").type, GgmlType::F16);
     NullJobSink sink;

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/loading/gguf_model.h"
+
+#include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+#include "engine/data/synthetic_tasks.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/gguf_decode.h"
+#include "engine/models/hf_config_json.h"
+#include "engine/loading/gguf_model_config.h"
+
+namespace ql {
+
+bool is_gguf_file(const std::string& path) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+const GgufParameterSource* GgufSource::weight_of(const std::string& layer) const {
+    for (const GgufParameterSource& p : parameters)
+        if (p.layer == layer && p.parameter == layer + ".weight") return &p;
+    if (tied_embeddings && layer == "lm_head")
+        for (const GgufParameterSource& p : parameters)
+            if (p.tensor && p.tensor->name == "token_embd.weight") return &p;
+    return nullptr;
+}
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& ne) {
+    std::string s = "[";
+    for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+void write_gguf_model_files(const ModelConfig& config, const GgufSource& source, const std::string& folder) {
+    const GgufVocabulary& v = source.vocabulary;
+    write_file_atomically(folder + "/config.json", hf_config_json(config, v.bos_id, v.eos_id));
+    if (v.tokenizer_json) write_file_atomically(folder + "/tokenizer.json", *v.tokenizer_json);
+    if (v.is_demo) {
+        nlohmann::json tokens = nlohmann::json::array();
+        for (int64_t i = 0; i < synthetic_vocab::kSize; ++i) tokens.push_back(synthetic_vocab::token_text(i));
+        write_file_atomically(folder + "/quantlab.json",
+                              nlohmann::json({{"vocabulary", "quantlab-synthetic-v1"}, {"tokens", tokens}}).dump(2) + "\n");
+    }
+}
+
+GgufModel load_gguf_model(const std::string& path) {
+    GgufModel g;
+    GgufSource& s = g.source;
+    s.file = std::make_shared<const GgufFile>(GgufFile::open(path));
+    const GgufFile& f = *s.file;
+    const ModelConfig config = gguf_model_config(f);
+    s.tied_embeddings = config.tie_embeddings;
+    s.vocabulary = gguf_vocabulary(f);
+    s.warnings = s.vocabulary.warnings;
+    if (s.vocabulary.token_count > config.vocab_size)
+        throw UserError(path + ": metadata 'tokenizer.ggml.tokens': " + std::to_string(s.vocabulary.token_count) +
+                        " tokens but the model's embedding has " + std::to_string(config.vocab_size) + " rows");
+    g.model = create_model_uninitialised(config);
+
+    at::NoGradGuard no_grad;
+    std::set<std::string> used;
+    for (auto& [hf_name, param] : g.model->named_parameters()) {
+        const auto mapped = gguf_tensor_name(config, hf_name);
+        if (!mapped) throw UserError(path + ": parameter '" + hf_name + "' of a " + config.architecture + " model has no GGUF tensor");
+        const GgufTensorInfo* t = f.find_tensor(mapped->name);
+        if (!t) throw UserError(path + ": tensor '" + mapped->name + "' is missing (the model's " + hf_name + ")");
+        const std::vector<int64_t> ne(param.sizes().rbegin(), param.sizes().rend());
+        if (t->ne != ne)
+            throw UserError(path + ": tensor '" + mapped->name + "': dimensions " + shape_text(t->ne) + ", expected " +
+                            shape_text(ne) + " for the model the metadata describes");
+        std::vector<float> values(static_cast<size_t>(t->numel()));
+        decode_gguf_tensor(f.tensor_data(*t), t->numel() / t->ne[0], t->ne[0], t->type, values.data(),
+                           path + ": tensor '" + t->name + "'");
+        for (size_t k = 0; k < values.size(); ++k)
+            if (!std::isfinite(values[k]))
+                throw UserError(path + ": tensor '" + t->name + "': non-finite value " + std::to_string(values[k]) + " at element " +
+                                std::to_string(k));
+        at::Tensor w = at::from_blob(values.data(), param.sizes(), at::TensorOptions().dtype(at::kFloat));
+        const int64_t heads = mapped->permutation == GgufRowPermutation::Query ? config.num_heads
+                              : mapped->permutation == GgufRowPermutation::Key ? config.num_kv_heads
+                                                                                : 0;
+        if (heads) w = gguf_unpermute_rows(w, heads);
+        param.copy_(w);
+        used.insert(t->name);
+        GgufParameterSource src;
+        src.parameter = hf_name;
+        const bool is_weight = hf_name.size() > 7 && hf_name.compare(hf_name.size() - 7, 7, ".weight") == 0;
+        if (is_weight && g.model->find_layer(hf_name.substr(0, hf_name.size() - 7)))
+            src.layer = hf_name.substr(0, hf_name.size() - 7);
+        src.tensor = t;
+        src.permutation = mapped->permutation;
+        s.parameters.push_back(src);
+    }
+    for (const GgufTensorInfo& t : f.tensors())
+        if (!used.count(t.name))
+            throw UserError(path + ": tensor '" + t.name + "' is not part of a " + config.architecture +
+                            " model as QuantLab reads it (unexpected tensor)");
+    return g;
+}
+
+}  // namespace ql
