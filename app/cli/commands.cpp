@@ -16,6 +16,7 @@ const std::vector<Command>& all_commands() {
         demo_command(),
         plan_command(),
         export_command(),
+        divergence_command(),
         project_command(),
     };
     return commands;
