@@ -777,7 +777,7 @@ void MetricPlot::hideCrosshair() {
 }
 
 QString MetricPlot::csv() const {
-    QStringList header{QStringLiteral("step")};
+    QStringList header{m_keyName};
     for (const auto& s : m_series) header.push_back(csvField(s->column()));
     const bool smoothing = m_alpha > 0;
     if (smoothing)

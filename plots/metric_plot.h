@@ -81,6 +81,8 @@ public:
     void setYLabel(const QString& label);
     // Proposed base name for exported files ("training-loss").
     void setExportName(const QString& name) { m_exportName = name; }
+    // The name of the x values in csv() (default "step"; "block" for curves over depth).
+    void setKeyName(const QString& name) { m_keyName = name; }
     // Fits both axes to the visible data and turns Follow on.
     void resetZoom();
 
@@ -100,7 +102,7 @@ public:
     QCPGraph* rawGraph(int id) const;
     QCPGraph* smoothedGraph(int id) const;
 
-    // Header "step,<run>/<metric>,…" (then "<run>/<metric> (smoothed)" columns while smoothing
+    // Header "<key name>,<run>/<metric>,…" (then "<run>/<metric> (smoothed)" columns while smoothing
     // is on); one row per distinct step of any curve; a cell is empty where that curve has no
     // point, "nan"/"inf"/"-inf" for non-finite values.
     QString csv() const;
@@ -168,6 +170,7 @@ private:
     bool m_settingRange = false;
     PlotStyle m_style;
     QString m_exportName = QStringLiteral("metrics");
+    QString m_keyName = QStringLiteral("step");
 
     QTimer m_replotTimer;
     QElapsedTimer m_sinceReplot;

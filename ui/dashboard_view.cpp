@@ -9,6 +9,7 @@
 #include "plots/metric_plot.h"
 #include "plots/plot_style.h"
 #include "plots/series_palette.h"
+#include "ui/flight_recorder_panel.h"
 
 namespace ql {
 namespace {
@@ -58,6 +59,9 @@ DashboardView::DashboardView(QWidget* parent) : QWidget(parent) {
         m_panels.push_back(p);
         ++i;
     }
+    m_flight = new FlightRecorderPanel(this);
+    m_flight->setObjectName(QStringLiteral("flightRecorder"));
+    outer->addWidget(m_flight, 1);
 }
 
 MetricPlot* DashboardView::plot(const QString& id) const {
@@ -116,12 +120,14 @@ QList<qint64> DashboardView::setRuns(const QList<QPair<qint64, QString>>& runs) 
     }
     m_runs = runs;
     m_hint->setVisible(runs.isEmpty());
+    m_flight->setRuns(runs);
     return added;
 }
 
 qint64 DashboardView::pointCount(qint64 runId, const QString& series) const { return m_counts.value(key(runId, series)); }
 
 void DashboardView::addSeries(const QVector<SeriesChunk>& chunks) {
+    m_flight->addSeries(chunks);
     for (const SeriesChunk& c : chunks) {
         QString runName;
         for (const auto& r : m_runs)

@@ -16,6 +16,7 @@ class QLabel;
 
 namespace ql {
 
+class FlightRecorderPanel;
 class MetricPlot;
 
 class DashboardView : public QWidget {
@@ -32,6 +33,8 @@ public:
     qint64 pointCount(qint64 runId, const QString& series) const;
     MetricPlot* plot(const QString& id) const;  // "loss", "kl", "eval", "lr", "grad_norm", "throughput"
     QStringList plotIds() const;
+    // Per-layer quantizer heatmaps of the shown runs (the flight/* series).
+    FlightRecorderPanel* flightRecorder() const { return m_flight; }
 
 private:
     struct Panel {
@@ -47,6 +50,7 @@ private:
     QHash<QString, qint64> m_counts;    // "run|series" -> points
     QHash<qint64, int> m_colors;        // run -> palette index, stable while the run is shown
     QLabel* m_hint = nullptr;
+    FlightRecorderPanel* m_flight = nullptr;
 };
 
 }  // namespace ql

@@ -6,13 +6,19 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <memory>
-
 #include "engine/api/imatrix_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/api/divergence_api.h"
+#include "engine/api/divergence_json.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/api/sensitivity_api.h"
+#include "projects/divergence_records.h"
 #include "projects/layer_stats_records.h"
 #include "projects/project_file.h"
 #include "ui/background_call.h"
@@ -32,6 +38,7 @@ InspectorController::InspectorController(LayerInspectorView* view, JobRunner* ru
     connect(view, &LayerInspectorView::channelRequested, this, &InspectorController::showChannel);
     connect(view->importancePanel(), &ImportancePanel::openRequested, this, &InspectorController::openImportance);
     connect(view->importancePanel(), &ImportancePanel::computeRequested, this, &InspectorController::computeImportance);
+    connect(view, &LayerInspectorView::divergenceRequested, this, &InspectorController::measureDivergence);
 }
 
 void InspectorController::openImportance(const QString& path) {
@@ -191,6 +198,119 @@ void InspectorController::showChannel(const QString& layer, int channel) {
                 m_view->setChannelStatistics(channel, *stats);
             else
                 emit message(error, true);
+        });
+}
+
+bool InspectorController::measureDivergence(const QString& checkpointFolder) {
+    if (m_runner->isRunning() || m_model().isEmpty() || m_project().isEmpty()) {
+        emit message(tr("Open a model (and let the running job finish) before measuring the divergence."), true);
+        return false;
+    }
+    if (QFileInfo::exists(QDir(m_model()).filePath(QStringLiteral("quantlab_quant.json")))) {
+        emit message(tr("The open model is a quantized checkpoint: open its full-precision model and choose the checkpoint "
+                        "under Quantized."),
+                     true);
+        return false;
+    }
+    DivergenceRequest req;
+    req.model = m_model().toStdString();
+    try {
+        if (checkpointFolder.isEmpty())
+            req.recipe = writeRecipeFile(QStringLiteral("divergence")).toStdString();
+        else
+            req.quantized = checkpointFolder.toStdString();
+    } catch (const std::exception& e) {
+        emit message(QString::fromUtf8(e.what()), true);
+        return false;
+    }
+    req.data = m_recipe->setupCalibration().toStdString();
+    req.samples = 512;  // held-out examples: seconds for the demo, and a stable p99
+    projects::ProjectRunInfo info;
+    info.kind = "divergence";
+    info.model_name = req.model;
+    info.model_path = resolved_model_folder(req.model);
+    if (!req.recipe.empty()) {
+        std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(req.recipe);
+        info.name = "Divergence of " + info.recipe_name;
+    } else {
+        info.name = "Divergence of " + req.quantized;
+    }
+    info.config_json = nlohmann::json({{"model", req.model}, {"recipe", req.recipe}, {"quantized", req.quantized},
+                                       {"data", req.data}, {"samples", req.samples}})
+                           .dump();
+    return m_runner->start(
+        tr("Depth and token divergence"),
+        [req](JobSink& sink, const CancellationToken& cancel) {
+            const DivergenceReport r = run_divergence(req, sink, cancel);
+            report_divergence_metrics(sink, r);
+            // Stored with the run before it completes, as quantlab-cli divergence --project does.
+            if (auto* recorder = dynamic_cast<projects::ProjectRunRecorder*>(&sink))
+                recorder->append_layer_stats({projects::divergence_record(divergence_report_json(r).dump())});
+        },
+        m_project(), info);
+}
+
+void InspectorController::loadDivergenceRuns(const QVector<RunRow>& runs) {
+    const QString project = m_project();
+    if (project != m_divergenceProject) {
+        m_divergence.clear();
+        m_divergenceShown.clear();
+        m_divergenceProject = project;
+    }
+    QList<qint64> ids;
+    QHash<qint64, QString> labels;
+    for (const RunRow& r : runs)
+        if (r.kind == QLatin1String("divergence") && r.status == QLatin1String("completed")) {
+            ids << r.id;
+            labels.insert(r.id, r.recipe);
+        }
+    std::sort(ids.begin(), ids.end());
+    if (ids == m_divergenceShown) return;
+    QList<qint64> missing;
+    for (qint64 id : ids)
+        if (!m_divergence.contains(id)) missing << id;
+    auto show = [this, ids] {
+        QList<DivergenceRun> list;
+        for (qint64 id : ids)
+            if (m_divergence.contains(id)) list << m_divergence.value(id);
+        m_divergenceShown = ids;
+        m_view->setDivergenceRuns(list);
+    };
+    if (missing.isEmpty()) {
+        show();
+        return;
+    }
+    backgroundCall<QList<DivergenceRun>>(
+        this,
+        [project, missing, labels] {
+            const auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
+            QList<DivergenceRun> read;
+            for (qint64 id : missing) {
+                const std::optional<std::string> text = projects::divergence_report_text(file.layer_stats(id));
+                if (!text) continue;  // not stored (yet): asked again with the next run list
+                DivergenceRun run;
+                run.id = id;
+                run.report = parse_divergence_report(*text, project.toStdString() + " run " + std::to_string(id));
+                // "#12 MXFP4", or for a checkpoint its folder ("qad/model" -> "qad") and recipe.
+                QString what = labels.value(id);
+                if (what.isEmpty()) {
+                    QFileInfo folder(QString::fromStdString(run.report.quantized));
+                    if (folder.fileName() == QLatin1String("model")) folder = QFileInfo(folder.absolutePath());
+                    what = QStringLiteral("%1 (%2)").arg(folder.fileName(), QString::fromStdString(run.report.recipe));
+                }
+                run.label = QStringLiteral("#%1 %2").arg(id).arg(what);
+                read << run;
+            }
+            return read;
+        },
+        [this, project, show](const std::optional<QList<DivergenceRun>>& read, const QString& error) {
+            if (project != m_divergenceProject) return;
+            if (!read) {
+                emit message(tr("The divergence runs could not be read: %1").arg(error), true);
+                return;
+            }
+            for (const DivergenceRun& r : *read) m_divergence.insert(r.id, r);
+            show();
         });
 }
 

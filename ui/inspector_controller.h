@@ -5,10 +5,16 @@
 // overlay, and one channel's statistics. Results reach the view on the GUI thread.
 #pragma once
 
+#include <QHash>
+#include <QList>
 #include <QObject>
 #include <QString>
+#include <QVector>
 
 #include <functional>
+
+#include "ui/divergence_run.h"
+#include "ui/project_watcher.h"
 
 namespace ql {
 
@@ -32,6 +38,12 @@ public:
     void openImportance(const QString& path);
     bool computeImportance();
     void showChannel(const QString& layer, int channel);
+    // Depth-wise error and token divergence of the open FP model against the editor's recipe
+    // (empty folder) or a checkpoint, recorded as a "divergence" run with its report.
+    bool measureDivergence(const QString& checkpointFolder);
+    // The completed divergence runs among `runs` go to the Depth and Tokens tabs, their reports
+    // read from the project off the GUI thread (each once).
+    void loadDivergenceRuns(const QVector<RunRow>& runs);
 
 signals:
     void message(const QString& text, bool isError);
@@ -43,6 +55,9 @@ private:
     JobRunner* m_runner;
     RecipeEditor* m_recipe;
     std::function<QString()> m_model, m_project;
+    QHash<qint64, DivergenceRun> m_divergence;  // reports read so far, by run id
+    QString m_divergenceProject;                // the project they came from
+    QList<qint64> m_divergenceShown;            // the ids last given to the view
 };
 
 }  // namespace ql

@@ -21,6 +21,8 @@
 #include "plots/histogram_plot.h"
 #include "plots/scale_histogram_plot.h"
 #include "ui/importance_panel.h"
+#include "ui/depth_view.h"
+#include "ui/token_explorer_view.h"
 
 namespace ql {
 namespace {
@@ -178,6 +180,25 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     sensLayout->addWidget(m_sensitivity, 1);
     m_tabs->addTab(sensBox, tr("Sensitivity"));
 
+    m_depth = new DepthView(m_tabs);
+    m_depth->setObjectName(QStringLiteral("depth"));
+    m_tabs->addTab(m_depth, tr("Depth"));
+    m_tokens = new TokenExplorerView(m_tabs);
+    m_tokens->setObjectName(QStringLiteral("tokens"));
+    m_tabs->addTab(m_tokens, tr("Tokens"));
+    connect(m_depth, &DepthView::measureRequested, this, &LayerInspectorView::divergenceRequested);
+    connect(m_tokens, &TokenExplorerView::layerRequested, this, [this](const QString& layer) {
+        m_source->setCurrentIndex(0);
+        if (selectLayer(layer)) {
+            showTab(QStringLiteral("histogram"));
+            return;
+        }
+        // No statistics of that layer yet: compute them, then show it.
+        m_pendingLayer = layer;
+        m_status->setText(tr("Computing the statistics to show the histogram of %1 …").arg(layer));
+        emit computeRequested();
+    });
+
     m_importance = new ImportancePanel(m_tabs);
     m_importance->setObjectName(QStringLiteral("importance"));
     m_tabs->addTab(m_importance, tr("Importance"));
@@ -228,7 +249,13 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     m_firstBlock->setEnabled(false);
 }
 
+void LayerInspectorView::setDivergenceRuns(const QList<DivergenceRun>& runs) {
+    m_depth->setRuns(runs);
+    m_tokens->setRuns(runs);
+}
+
 void LayerInspectorView::setOverlayChoices(const QList<QPair<QString, QString>>& choices) {
+    m_depth->setCheckpointChoices(choices);
     const QString current = m_overlay->currentData().toString();
     m_updating = true;
     m_overlay->clear();
@@ -250,6 +277,10 @@ void LayerInspectorView::setReport(const LayerStatsReport& report) {
                           .arg(report.seconds, 0, 'f', 1));
     refreshHeatmap();
     refresh();
+    if (!m_pendingLayer.isEmpty()) {
+        if (selectLayer(m_pendingLayer)) showTab(QStringLiteral("histogram"));
+        m_pendingLayer.clear();
+    }
 }
 
 void LayerInspectorView::setCompareReport(const std::optional<LayerStatsReport>& report, const QString& label) {

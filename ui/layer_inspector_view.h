@@ -15,6 +15,7 @@
 
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/sensitivity_api.h"
+#include "ui/divergence_run.h"
 
 class QCheckBox;
 class QComboBox;
@@ -27,7 +28,9 @@ class QTableWidget;
 namespace ql {
 
 class BarChart;
+class DepthView;
 class HeatmapPlot;
+class TokenExplorerView;
 class ImportancePanel;
 class HistogramPlot;
 class ScaleHistogramPlot;
@@ -42,6 +45,8 @@ public:
     void setReport(const LayerStatsReport& report);
     void setCompareReport(const std::optional<LayerStatsReport>& report, const QString& label);
     void setSensitivity(const SensitivityReport& report);
+    // The project's divergence runs (Depth and Tokens tabs), oldest first.
+    void setDivergenceRuns(const QList<DivergenceRun>& runs);
     bool hasReport() const { return m_report.has_value(); }
     const LayerStatsReport* report() const { return m_report ? &*m_report : nullptr; }
 
@@ -51,7 +56,7 @@ public:
     void setShowActivations(bool on);
     QString currentLayer() const;
     QString currentFormat() const;
-    // "histogram", "scales", "outliers", "heatmap", "sensitivity", "importance"
+    // "histogram", "scales", "outliers", "heatmap", "sensitivity", "depth", "tokens", "importance"
     void showTab(const QString& id);
     QString currentTab() const;
     // A channel's own statistics (outlier view → histogram): shown until another layer is picked.
@@ -64,6 +69,8 @@ public:
     BarChart* channelChart() const { return m_channels; }
     HeatmapPlot* heatmap() const { return m_heatmap; }
     BarChart* sensitivityChart() const { return m_sensitivity; }
+    DepthView* depthView() const { return m_depth; }
+    TokenExplorerView* tokenView() const { return m_tokens; }
     // The "importance" tab: an importance matrix's per-layer statistics (ui/importance_panel.h).
     ImportancePanel* importancePanel() const { return m_importance; }
     QTableWidget* summaryTable() const { return m_summary; }
@@ -76,6 +83,8 @@ signals:
     void channelRequested(const QString& layer, int channel);  // a channel's own histogram
     // "Quantize this layer's first block" in the Format Explorer (format, the block's values).
     void firstBlockRequested(const QString& format, const std::vector<float>& block);
+    // Measure depth-wise error and token divergence: the editor's recipe (empty) or a checkpoint.
+    void divergenceRequested(const QString& checkpointFolder);
 
 private:
     const LayerStatistics* layerStats(const QString& layer) const;
@@ -112,7 +121,10 @@ private:
     BarChart* m_sensitivity = nullptr;
     QDoubleSpinBox* m_budget = nullptr;
     QLabel* m_sensitivityNote = nullptr;
+    DepthView* m_depth = nullptr;
+    TokenExplorerView* m_tokens = nullptr;
     ImportancePanel* m_importance = nullptr;
+    QString m_pendingLayer;  // a layer asked for from the Tokens tab before statistics existed
 };
 
 }  // namespace ql

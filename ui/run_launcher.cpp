@@ -53,6 +53,8 @@ TrainRequest trainRequest(const RunSetup& s, const QString& model, const QString
     r.ce_weight = s.ceWeight;
     r.learned_scales = s.learnedScales;
     r.seed = s.seed;
+    // The flight recorder is cheap enough to leave on (docs/BENCHMARKS.md): about 50 records a run.
+    r.record_every = std::max<qint64>(1, s.steps / 50);
     return r;
 }
 

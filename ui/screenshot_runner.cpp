@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QImage>
 #include <QPixmap>
+#include <QTableWidget>
 #include <QTimer>
 
 #include <cstdio>
@@ -16,6 +17,9 @@
 
 #include "ui/block_walkthrough_panel.h"
 #include "ui/compare_view.h"
+#include "ui/depth_view.h"
+#include "ui/flight_recorder_panel.h"
+#include "ui/token_explorer_view.h"
 #include "ui/dashboard_view.h"
 #include "ui/importance_panel.h"
 #include "ui/inspector_controller.h"
@@ -109,6 +113,49 @@ ScreenshotRunner::Shot inspectorShot(const QString& file, const QString& tab, Th
             }};
 }
 
+// The layer inspector's Depth or Tokens tab with the project's divergence runs (every run ticked
+// on the Depth tab; the worst token selected on the Tokens tab).
+ScreenshotRunner::Shot divergenceShot(const QString& file, const QString& tab, ThemeManager::Theme theme) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("inspector"));
+                w.workbench()->explorer()->selectRuns({});
+                w.workbench()->inspector()->showTab(tab);
+            },
+            [=](MainWindow& w) {
+                LayerInspectorView* v = w.workbench()->inspector();
+                QList<qint64> ids;
+                for (const RunRow& r : w.workbench()->explorer()->runs())
+                    if (r.kind == QLatin1String("divergence") && r.status == QLatin1String("completed")) ids << r.id;
+                if (ids.isEmpty() || v->depthView()->blockTable()->rowCount() == 0) return false;
+                if (tab == QLatin1String("depth")) v->depthView()->showRuns(ids);
+                if (tab == QLatin1String("tokens") && v->tokenView()->selectedToken() < 0) v->tokenView()->selectToken(0);
+                return true;
+            }};
+}
+
+// The dashboard's flight-recorder heatmap of the project's last QAT/QAD run, showing `quantity`.
+ScreenshotRunner::Shot flightShot(const QString& file, const QString& quantity, ThemeManager::Theme theme) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("dashboard"));
+                qint64 last = 0;
+                for (const RunRow& r : w.workbench()->explorer()->runs())
+                    if ((r.kind == QLatin1String("qat") || r.kind == QLatin1String("qad")) && r.status == QLatin1String("completed"))
+                        last = r.id;
+                w.workbench()->explorer()->selectRuns({last});
+                w.workbench()->dashboard()->flightRecorder()->setQuantity(quantity);
+            },
+            [=](MainWindow& w) {
+                FlightRecorderPanel* f = w.workbench()->dashboard()->flightRecorder();
+                if (!f->hasData()) return false;
+                f->flush();
+                return true;
+            }};
+}
+
 // The inspector's importance tab with an importance matrix collected from the demo's calibration
 // data (a job run by the first shot that needs it), `entry` selected.
 ScreenshotRunner::Shot importanceShot(const QString& file, ThemeManager::Theme theme, const QString& entry) {
@@ -158,6 +205,10 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         importanceShot(QStringLiteral("inspector-importance.png"), T::Light, QStringLiteral("blk.1.ffn_down.weight")),
         inspectorShot(QStringLiteral("inspector-histogram-dark.png"), QStringLiteral("histogram"), T::Dark,
                       QStringLiteral("model.layers.1.self_attn.o_proj")),
+        divergenceShot(QStringLiteral("inspector-depth.png"), QStringLiteral("depth"), T::Light),
+        divergenceShot(QStringLiteral("inspector-tokens.png"), QStringLiteral("tokens"), T::Light),
+        flightShot(QStringLiteral("dashboard-flight.png"), QStringLiteral("flips_since_last"), T::Light),
+        flightShot(QStringLiteral("dashboard-flight-distance.png"), QStringLiteral("block_distance"), T::Light),
     };
     std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.

@@ -401,6 +401,7 @@ void Workbench::onRunsChanged(const QVector<RunRow>& runs) {
             if (!folder.isEmpty()) checkpoints.append({QStringLiteral("#%1 %2").arg(r.id).arg(r.name), folder});
         }
     m_inspector->setOverlayChoices(checkpoints);
+    m_inspectorController->loadDivergenceRuns(runs);
 }
 
 void Workbench::onSelectionChanged(const QList<qint64>& ids) {

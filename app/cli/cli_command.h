@@ -31,6 +31,7 @@ Command demo_command();
 Command plan_command();
 Command export_command();
 Command imatrix_command();
+Command divergence_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -26,7 +26,7 @@ const char* kUsage =
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
     "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
-    "    [--resume | --force] [--project P.qlab] [--json]\n\n"
+    "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
     "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
@@ -34,7 +34,11 @@ const char* kUsage =
     "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
     "train_report.json. --fp-steps N (qat, cooldown fusion): N full-precision steps first, then QAT where the LR\n"
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
-    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
+    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
+    "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
+    "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
+    "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
+    "parameters of the best held-out evaluation (exact match, else accuracy, else loss).";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
     std::printf("%-10s loss %.5f", label, m.loss);
@@ -50,8 +54,8 @@ int run(const std::vector<std::string>& args) {
                 {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
-                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps"},
-                {"--resume", "--force", "--json", "--clip-gradient", "--lsq"});
+                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every"},
+                {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
         throw UserError("train: expected 'qat' or 'qad' and MODEL (quantlab-cli train qad demo --recipe NVFP4_DEFAULT ...)");
@@ -80,11 +84,13 @@ int run(const std::vector<std::string>& args) {
     req.warmup_steps = p.integer("--warmup", 0);
     req.decay_steps = p.integer("--decay-steps", 0);
     req.fp_steps = p.integer("--fp-steps", 0);
+    req.record_every = p.integer("--record-every", 0);
+    req.keep_best = p.has("--keep-best");
     for (const auto& [name, v] : {std::pair<const char*, int64_t>{"--eval-every", req.eval_every},
                                   {"--eval-samples", req.eval_samples}, {"--checkpoint-every", req.checkpoint_every},
                                   {"--calib-samples", req.calibration_samples}, {"--seq-len", req.sequence_length},
                                   {"--warmup", req.warmup_steps}, {"--decay-steps", req.decay_steps},
-                                  {"--fp-steps", req.fp_steps}})
+                                  {"--fp-steps", req.fp_steps}, {"--record-every", req.record_every}})
         if (v < 0) throw UserError(std::string("train: ") + name + " must not be negative");
     req.lr = p.number("--lr", req.lr);
     req.schedule = p.value("--schedule").value_or(req.schedule);

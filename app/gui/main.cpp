@@ -45,7 +45,12 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir: render the Format Explorer for these formats (comma-separated) "
                        "instead of the documentation set."),
         QStringLiteral("NAMES"));
-    parser.addOptions({screenshotDir, screenshotFormats, theme, format});
+    const QCommandLineOption screenshotOnly(
+        QStringLiteral("screenshot-only"),
+        QStringLiteral("With --screenshot-dir: render only these shots of the documentation set (comma-separated "
+                       "file names without .png, e.g. inspector-depth,dashboard)."),
+        QStringLiteral("NAMES"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotOnly, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -86,6 +91,14 @@ int main(int argc, char** argv) {
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
         if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
+        if (parser.isSet(screenshotOnly)) {
+            const QStringList names = parser.value(screenshotOnly).split(QLatin1Char(','), Qt::SkipEmptyParts);
+            std::vector<ql::ScreenshotRunner::Shot> shots;
+            for (const ql::ScreenshotRunner::Shot& shot : ql::ScreenshotRunner::defaultShots())
+                if (names.contains(QString(shot.file).remove(QStringLiteral(".png")))) shots.push_back(shot);
+            if (shots.empty()) std::fprintf(stderr, "quantlab: --screenshot-only names no shot (ignored)\n");
+            else runner.setShots(std::move(shots));
+        }
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();
         runner.start();

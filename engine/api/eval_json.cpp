@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "engine/api/divergence_json.h"
+
 namespace ql {
 namespace {
 
@@ -19,6 +21,7 @@ nlohmann::json eval_metrics_json(const EvalMetrics& m) {
             {"accuracy", finite_or_null(m.accuracy)},
             {"kl", finite_or_null(m.kl)},
             {"agreement", finite_or_null(m.agreement)},
+            {"divergence", m.token_divergence ? token_divergence_json(*m.token_divergence) : nlohmann::json(nullptr)},
             {"tokens", m.tokens},
             {"examples", m.examples}};
 }

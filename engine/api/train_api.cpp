@@ -58,6 +58,7 @@ std::string train_report_json(const TrainReport& r) {
                               {"seconds", r.seconds},
                               {"final_loss", r.final_loss},
                               {"codes_changed", r.codes_changed},
+                              {"best_step", r.best_step >= 0 ? nlohmann::json(r.best_step) : nlohmann::json(nullptr)},
                               {"teacher", eval_report_json(r.teacher)},
                               {"before", eval_report_json(r.before)},
                               {"after", eval_report_json(r.after)}};
@@ -76,6 +77,9 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     if (req.ce_weight < 0 || req.ce_weight > 1) throw UserError("train: --ce-weight must be in [0, 1]");
     if (req.fp_steps < 0 || req.fp_steps >= req.steps) throw UserError("train: --fp-steps must be below --steps");
     if (req.fp_steps > 0 && req.mode != "qat") throw UserError("train: --fp-steps (cooldown fusion) applies to qat only");
+    if (req.record_every < 0) throw UserError("train: --record-every must not be negative");
+    if (req.keep_best && req.eval_every <= 0)
+        throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
     std::error_code ec;
     const bool exists = fs::exists(req.out_dir, ec);
@@ -166,6 +170,14 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.eval_every = req.eval_every;
     config.checkpoint_every = req.checkpoint_every;
     config.checkpoint_dir = req.out_dir;
+    config.record_every = req.record_every;
+    config.keep_best = req.keep_best;
+    config.held_out_score = [&report]() -> std::optional<double> {
+        const EvalMetrics& m = report.after.overall;
+        if (m.exact_match) return *m.exact_match;
+        if (m.accuracy) return *m.accuracy;
+        return -m.loss;
+    };
     config.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                          {"data", req.data}, {"teacher", req.teacher}, {"steps", req.steps},
                                          {"batch_size", req.batch_size}, {"grad_accumulation", req.grad_accumulation},
@@ -188,6 +200,14 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     report.resumed_from = r.resumed_from;
     report.final_loss = r.final_loss;
     report.codes_changed = r.codes_changed;
+    if (req.keep_best) {
+        report.best_step = r.best_step;
+        // The kept parameters are evaluated again: `after` describes the saved model.
+        if (r.best_step >= 0 && r.best_step != r.steps) {
+            report.after = evaluate(*student.model, teacher_model, eval_data, eval_options, quiet, cancel);
+            report_eval_metrics(sink, r.steps, report.after);
+        }
+    }
 
     sink.progress(0, 1, "save");
     report.out_model = (fs::path(req.out_dir) / "model").string();

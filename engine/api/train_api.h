@@ -49,12 +49,18 @@ struct TrainRequest {
     bool clip_gradient = false;      // STE: zero gradient outside the clip range
     bool learned_scales = false;     // LSQ step sizes for symmetric integer weights
     uint64_t seed = 0;
+    // Flight recorder: per-layer quantizer metrics (flight/...) every N steps; 0 = off.
+    int64_t record_every = 0;
+    // Restore the parameters of the best held-out evaluation at the end (exact match where the
+    // data has answers, else accuracy, else the lowest loss); evaluations every eval_every steps.
+    bool keep_best = false;
 };
 
 struct TrainReport {
     std::string mode, model_path, out_model;
     int64_t steps = 0, resumed_from = 0;
     double seconds = 0, final_loss = 0, codes_changed = 0;
+    int64_t best_step = -1;          // keep_best: the step whose parameters were kept (-1: off)
     EvalReport teacher;              // the FP teacher on the eval data
     EvalReport before;               // the PTQ model before training
     EvalReport after;                // the trained quantized model

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/divergence_report.h"
+
 namespace ql {
 
 // Metrics of one evaluation (or one domain of it). Unset = not applicable.
@@ -19,6 +21,8 @@ struct EvalMetrics {
     std::optional<double> accuracy;      // 0-1, classifiers (argmax == label)
     std::optional<double> kl;            // mean KL(teacher || student) per scored position, nats
     std::optional<double> agreement;     // 0-1, student top-1 == teacher top-1 per scored position
+    // With a teacher on token data: llama.cpp's per-token KL statistics (divergence_report.h).
+    std::optional<TokenDivergenceSummary> token_divergence;
     int64_t tokens = 0;                  // scored positions (images for classifiers)
     int64_t examples = 0;                // sequences / images
 };

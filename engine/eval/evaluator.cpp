@@ -10,6 +10,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/nd_array.h"
+#include "engine/diagnosis/token_divergence.h"
 #include "engine/eval/metrics.h"
 
 namespace ql {
@@ -18,6 +19,7 @@ namespace {
 struct Sums {
     double nll = 0, kl = 0;
     int64_t tokens = 0, examples = 0, exact = 0, agree = 0, correct = 0;
+    TokenDivergenceAccumulator divergence;  // per scored token, with a teacher on token data
 };
 
 EvalMetrics finish(const Sums& s, const Dataset& data, bool with_teacher) {
@@ -35,6 +37,7 @@ EvalMetrics finish(const Sums& s, const Dataset& data, bool with_teacher) {
     if (with_teacher) {
         m.kl = s.tokens ? s.kl / n : std::nan("");
         m.agreement = s.tokens ? double(s.agree) / n : std::nan("");
+        if (data.kind == Dataset::Kind::Tokens) m.token_divergence = s.divergence.summary();
     }
     return m;
 }
@@ -84,6 +87,7 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
         const std::vector<double> nll = to_doubles(token_nll(logits, b.targets).sum(1));
         const std::vector<double> tokens = to_doubles(mask.sum(1));
         std::vector<double> exact, kl, agree, correct;
+        std::vector<std::vector<double>> per_token;  // kl, agree, nll teacher, nll model per position
         if (data.has_answers) exact = to_doubles(exact_match(logits, b.targets));
         if (images) correct = to_doubles(logits.argmax(-1).eq(b.targets));
         if (teacher) {
@@ -91,8 +95,13 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
             if (t_logits.sizes() != logits.sizes())
                 throw UserError("teacher outputs " + shape_of(t_logits) + " but the model outputs " + shape_of(logits) +
                                 " for the same batch (different vocabulary or classes)");
-            kl = to_doubles(token_kl(t_logits, logits).masked_fill(~mask, 0.0).sum(1));
-            agree = to_doubles(top1_agreement(t_logits, logits).logical_and(mask).sum(1));
+            const at::Tensor token_kls = token_kl(t_logits, logits), same = top1_agreement(t_logits, logits);
+            kl = to_doubles(token_kls.masked_fill(~mask, 0.0).sum(1));
+            agree = to_doubles(same.logical_and(mask).sum(1));
+            // Per token for the divergence statistics (engine/diagnosis/token_divergence.h).
+            if (!images)
+                per_token = {to_doubles(token_kls), to_doubles(same), to_doubles(token_nll(t_logits, b.targets)),
+                             to_doubles(token_nll(logits, b.targets)), to_doubles(mask)};
         }
         const std::vector<double> dom = data.domains.defined() ? to_doubles(b.domains) : std::vector<double>();
         for (size_t i = 0; i < nll.size(); ++i) {
@@ -106,6 +115,11 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
                 s.kl += kl[i];
                 s.agree += static_cast<int64_t>(agree[i]);
             }
+            const size_t tp = static_cast<size_t>(positions);
+            for (size_t p = i * tp; !per_token.empty() && p < (i + 1) * tp; ++p)
+                if (per_token[4][p] != 0)
+                    s.divergence.add_token(per_token[0][p], per_token[1][p] != 0, std::exp(-per_token[2][p]),
+                                           std::exp(-per_token[3][p]), per_token[2][p], per_token[3][p]);
         }
         sink.progress(std::min(n, begin + batch), n, "eval");
     }
@@ -118,6 +132,7 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
         total.exact += s.exact;
         total.agree += s.agree;
         total.correct += s.correct;
+        total.divergence.merge(s.divergence);
     }
     EvalReport r;
     r.overall = finish(total, data, teacher != nullptr);

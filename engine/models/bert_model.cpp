@@ -18,6 +18,7 @@ BertModel::BertModel(ModelConfig config) : Model(std::move(config)), blocks_(sta
     add_embedding(position_embeddings_, "embeddings.position_embeddings", c.max_positions, h);
     add_embedding(token_type_embeddings_, "embeddings.token_type_embeddings", c.type_vocab_size, h);
     add_norm(embeddings_norm_, "embeddings.LayerNorm", h, true);
+    residual_.add_stage({ResidualStage::Part::Embeddings, -1, "embeddings", {"embeddings.word_embeddings", "embeddings.position_embeddings", "embeddings.token_type_embeddings"}});
     for (int64_t i = 0; i < c.num_layers; ++i) {
         Block& b = blocks_[static_cast<size_t>(i)];
         const std::string p = "encoder.layer." + std::to_string(i) + ".";
@@ -29,6 +30,9 @@ BertModel::BertModel(ModelConfig config) : Model(std::move(config)), blocks_(sta
         add_linear(b.intermediate, p + "intermediate.dense", h, c.intermediate_size, true);
         add_linear(b.output, p + "output.dense", c.intermediate_size, h, true);
         add_norm(b.output_norm, p + "output.LayerNorm", h, true);
+        // BERT's blocks have no "mlp" module: the feed-forward half is intermediate + output.
+        residual_.add_stage({ResidualStage::Part::Attention, i, p.substr(0, p.size() - 1), {p + "attention.self.query", p + "attention.self.key", p + "attention.self.value", p + "attention.output.dense"}});
+        residual_.add_stage({ResidualStage::Part::Mlp, i, p.substr(0, p.size() - 1), {p + "intermediate.dense", p + "output.dense"}});
     }
 }
 
@@ -63,15 +67,16 @@ at::Tensor BertModel::encode(const at::Tensor& ids, const at::Tensor& attention_
 
     at::Tensor x = word_embeddings_.forward(ids) + token_type_embeddings_.forward(types) +
                    position_embeddings_.forward(at::arange(t, ids.options()));
-    x = layer_norm(x, embeddings_norm_, c.norm_eps);
+    x = residual_.pass(0, layer_norm(x, embeddings_norm_, c.norm_eps));
+    size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor q = split_heads(b.query.forward(x), c.num_heads, c.head_dim);
         const at::Tensor k = split_heads(b.key.forward(x), c.num_heads, c.head_dim);
         const at::Tensor v = split_heads(b.value.forward(x), c.num_heads, c.head_dim);
         const at::Tensor context = attention(q, k, v, visible, scale);
-        const at::Tensor a = layer_norm(b.attention_output.forward(context) + x, b.attention_norm, c.norm_eps);
+        const at::Tensor a = residual_.pass(++stage, layer_norm(b.attention_output.forward(context) + x, b.attention_norm, c.norm_eps));
         const at::Tensor i = activate(b.intermediate.forward(a), c.activation);
-        x = layer_norm(b.output.forward(i) + a, b.output_norm, c.norm_eps);
+        x = residual_.pass(++stage, layer_norm(b.output.forward(i) + a, b.output_norm, c.norm_eps));
     }
     return x;
 }

@@ -24,6 +24,7 @@ Gpt2Model::Gpt2Model(ModelConfig config) : Model(std::move(config)), blocks_(sta
     constexpr bool kConv1D = true;  // HF Conv1D: [in, out] in files
     add_embedding(wte_, "transformer.wte", c.vocab_size, h);
     add_embedding(wpe_, "transformer.wpe", c.max_positions, h);
+    residual_.add_stage({ResidualStage::Part::Embeddings, -1, "embeddings", {"transformer.wte", "transformer.wpe"}});
     for (int64_t i = 0; i < c.num_layers; ++i) {
         Block& b = blocks_[static_cast<size_t>(i)];
         const std::string p = "transformer.h." + std::to_string(i) + ".";
@@ -33,6 +34,8 @@ Gpt2Model::Gpt2Model(ModelConfig config) : Model(std::move(config)), blocks_(sta
         add_norm(b.ln_2, p + "ln_2", h, true);
         add_linear(b.c_fc, p + "mlp.c_fc", h, c.intermediate_size, true, Init::Normal002, kConv1D);
         add_linear(b.mlp_c_proj, p + "mlp.c_proj", c.intermediate_size, h, true, Init::Normal002, kConv1D);
+        residual_.add_stage({ResidualStage::Part::Attention, i, p.substr(0, p.size() - 1), {p + "attn.c_attn", p + "attn.c_proj"}});
+        residual_.add_stage({ResidualStage::Part::Mlp, i, p.substr(0, p.size() - 1), {p + "mlp.c_fc", p + "mlp.c_proj"}});
     }
     add_norm(ln_f_, "transformer.ln_f", h, true);
     if (c.tie_embeddings)
@@ -58,14 +61,15 @@ at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids) {
     const at::Tensor visible = causal_visibility(t, 0, ids.options());
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
 
-    at::Tensor x = wte_.forward(ids) + wpe_.forward(at::arange(t, ids.options()));
+    at::Tensor x = residual_.pass(0, wte_.forward(ids) + wpe_.forward(at::arange(t, ids.options())));
+    size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor qkv = b.c_attn.forward(layer_norm(x, b.ln_1, c.norm_eps));
         const at::Tensor q = split_heads(qkv.narrow(-1, 0, h), c.num_heads, c.head_dim);
         const at::Tensor k = split_heads(qkv.narrow(-1, h, h), c.num_heads, c.head_dim);
         const at::Tensor v = split_heads(qkv.narrow(-1, 2 * h, h), c.num_heads, c.head_dim);
-        x = x + b.attn_c_proj.forward(attention(q, k, v, visible, scale));
-        x = x + b.mlp_c_proj.forward(activate(b.c_fc.forward(layer_norm(x, b.ln_2, c.norm_eps)), c.activation));
+        x = residual_.pass(++stage, x + b.attn_c_proj.forward(attention(q, k, v, visible, scale)));
+        x = residual_.pass(++stage, x + b.mlp_c_proj.forward(activate(b.c_fc.forward(layer_norm(x, b.ln_2, c.norm_eps)), c.activation)));
     }
     return layer_norm(x, ln_f_, c.norm_eps);
 }

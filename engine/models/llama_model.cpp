@@ -9,6 +9,7 @@ LlamaModel::LlamaModel(ModelConfig config) : Model(std::move(config)), blocks_(s
     const ModelConfig& c = config_;
     const int64_t h = c.hidden_size, q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
     add_embedding(embed_tokens_, "model.embed_tokens", c.vocab_size, h);
+    residual_.add_stage({ResidualStage::Part::Embeddings, -1, "embeddings", {"model.embed_tokens"}});
     for (int64_t i = 0; i < c.num_layers; ++i) {
         Block& b = blocks_[static_cast<size_t>(i)];
         const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -21,6 +22,8 @@ LlamaModel::LlamaModel(ModelConfig config) : Model(std::move(config)), blocks_(s
         add_linear(b.gate_proj, p + "mlp.gate_proj", h, c.intermediate_size, c.mlp_bias);
         add_linear(b.up_proj, p + "mlp.up_proj", h, c.intermediate_size, c.mlp_bias);
         add_linear(b.down_proj, p + "mlp.down_proj", c.intermediate_size, h, c.mlp_bias);
+        residual_.add_stage({ResidualStage::Part::Attention, i, p.substr(0, p.size() - 1), {p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj", p + "self_attn.o_proj"}});
+        residual_.add_stage({ResidualStage::Part::Mlp, i, p.substr(0, p.size() - 1), {p + "mlp.gate_proj", p + "mlp.up_proj", p + "mlp.down_proj"}});
     }
     add_norm(norm_, "model.norm", h, false);
     if (c.tie_embeddings)
@@ -45,15 +48,16 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& ids) {
     const at::Tensor visible = causal_visibility(t, c.sliding_window, ids.options());
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
 
-    at::Tensor x = embed_tokens_.forward(ids);
+    at::Tensor x = residual_.pass(0, embed_tokens_.forward(ids));
+    size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor a = rms_norm(x, b.input_layernorm, c.norm_eps);
         const at::Tensor q = apply_rope(split_heads(b.q_proj.forward(a), c.num_heads, c.head_dim), rope);
         const at::Tensor k = apply_rope(split_heads(b.k_proj.forward(a), c.num_kv_heads, c.head_dim), rope);
         const at::Tensor v = split_heads(b.v_proj.forward(a), c.num_kv_heads, c.head_dim);
-        x = x + b.o_proj.forward(attention(q, k, v, visible, scale));
+        x = residual_.pass(++stage, x + b.o_proj.forward(attention(q, k, v, visible, scale)));
         const at::Tensor m = rms_norm(x, b.post_attention_layernorm, c.norm_eps);
-        x = x + b.down_proj.forward(activate(b.gate_proj.forward(m), c.activation) * b.up_proj.forward(m));
+        x = residual_.pass(++stage, x + b.down_proj.forward(activate(b.gate_proj.forward(m), c.activation) * b.up_proj.forward(m)));
     }
     return rms_norm(x, norm_, c.norm_eps);
 }

@@ -25,6 +25,7 @@
 
 #include "engine/models/model_config.h"
 #include "engine/models/quantizable_layer.h"
+#include "engine/models/residual_stream.h"
 #include "engine/models/transformer_ops.h"
 
 namespace ql {
@@ -62,6 +63,11 @@ public:
     std::vector<Conv2dLayer*> conv_layers() const;
     std::vector<EmbeddingLayer*> embedding_layers() const;
     QuantizableLayer* find_layer(const std::string& name) const;  // nullptr when absent
+
+    // Transformers' residual stream between sub-layers (residual_stream.h); no stages for the
+    // MLP and CNN.
+    ResidualStream& residual_stream() { return residual_; }
+    const ResidualStream& residual_stream() const { return residual_; }
 
     // Parameter count (tied weights once).
     int64_t parameter_count() const;
@@ -103,6 +109,7 @@ protected:
     void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias);
 
     ModelConfig config_;
+    ResidualStream residual_;
 
 private:
     at::Tensor& add_parameter(at::Tensor& slot, const std::string& name, std::vector<int64_t> shape, Init init,

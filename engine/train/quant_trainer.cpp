@@ -12,6 +12,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/train/distillation_loss.h"
+#include "engine/train/flight_recorder.h"
 #include "engine/train/training_checkpoint.h"
 
 namespace ql {
@@ -130,14 +131,28 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         save_training_checkpoint(config.checkpoint_dir, named, optimizer, TrainingCheckpointInfo{steps_done, config.config_json});
         sink.artifact("checkpoint", config.checkpoint_dir + "/checkpoint");
     };
+    std::vector<at::Tensor> best_parameters;  // keep_best: a copy of `named` at the best evaluation
     auto report_eval = [&](int64_t step) {
         result.codes_changed = fraction_changed(initial_codes, weight_codes(q));
         sink.metric(step, "train/codes_changed", result.codes_changed);
         if (evaluate) {
             c10::NoGradGuard no_grad;
             evaluate(step, sink, cancel);
+            if (config.keep_best && config.held_out_score)
+                if (const std::optional<double> score = config.held_out_score();
+                    score && std::isfinite(*score) && (!result.best_score || *score > *result.best_score)) {
+                    result.best_score = score;
+                    result.best_step = step;
+                    best_parameters.clear();
+                    for (const auto& [name, p] : named) best_parameters.push_back(p.detach().clone());
+                }
         }
     };
+    std::optional<FlightRecorder> recorder;
+    if (config.record_every > 0) {
+        recorder.emplace(q, qad ? teacher : nullptr, config.record_every);
+        recorder->record(start, sink);
+    }
 
     int64_t step = start;
     try {
@@ -157,6 +172,9 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             int64_t tokens = 0;
             for (int64_t micro = 0; micro < config.grad_accumulation; ++micro) {
                 cancel.throw_if_cancelled();
+                // The flight recorder reads the block outputs of a recorded step's first micro-batch.
+                std::optional<FlightRecorder::Capture> capture;
+                if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
                 const Dataset b = data.batch(step * config.grad_accumulation + micro);
                 const at::Tensor inputs = model_input(model, b.inputs);
                 const at::Tensor logits = model.forward(inputs);
@@ -200,6 +218,10 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             sink.metric(step, "train/grad_norm", grad_norm);
             sink.metric(step, "train/tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9));
             result.final_loss = loss_value;
+            if (recorder) {
+                recorder->note_step(qad ? config.ce_weight * ce_sum / n : ce_sum / n, qad ? (1.0 - config.ce_weight) * kl_sum / n : 0.0);
+                if (recorder->due(step + 1, config.steps)) recorder->record(step + 1, sink);
+            }
             sink.progress(step + 1, config.steps, "train");
             if (config.eval_every > 0 && (step + 1) % config.eval_every == 0 && step + 1 < config.steps) report_eval(step + 1);
             if (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0 && step + 1 < config.steps)
@@ -213,6 +235,16 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     result.steps = config.steps;
     report_eval(config.steps);
     save(config.steps);
+    if (config.keep_best && result.best_step >= 0) {
+        if (result.best_step != config.steps) {
+            c10::NoGradGuard no_grad;
+            for (size_t i = 0; i < named.size() && i < best_parameters.size(); ++i) named[i].second.copy_(best_parameters[i]);
+            sink.log(LogLevel::Info, "keep-best: restored the parameters of step " + std::to_string(result.best_step) +
+                                         " (held-out score " + std::to_string(*result.best_score) + ")");
+            result.codes_changed = fraction_changed(initial_codes, weight_codes(q));
+        }
+        sink.metric(config.steps, "train/best_step", static_cast<double>(result.best_step));
+    }
     for (const auto& l : q.layers()) l->finish_learned_scales();
     learned.done = true;
     result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/data/dataset.h"
@@ -49,6 +50,14 @@ struct QuantTrainingConfig {
     int64_t checkpoint_every = 0;   // 0: only when stopped and at the end
     std::string checkpoint_dir;     // "" = no checkpoints (and no resume)
     std::string config_json;        // identifies the run in checkpoints (resume refuses others)
+    // Flight recorder (flight_recorder.h): per-layer quantizer metrics every record_every steps
+    // (0: off), at the first step of the run and at the end.
+    int64_t record_every = 0;
+    // Keep the best: after each evaluation held_out_score() rates the student (higher is better,
+    // nullopt = no score); at the end the parameters of the best-rated evaluation are restored
+    // (kept in memory: a resumed run rates from its resume point on).
+    bool keep_best = false;
+    std::function<std::optional<double>()> held_out_score;
 };
 
 struct QuantTrainingResult {
@@ -57,6 +66,8 @@ struct QuantTrainingResult {
     double final_loss = 0;
     double seconds = 0;
     double codes_changed = 0;
+    int64_t best_step = -1;         // keep_best: the evaluation restored at the end (-1: none rated)
+    std::optional<double> best_score;
 };
 
 // Evaluates the student (and compares with the teacher) on held-out data and reports eval/<name>

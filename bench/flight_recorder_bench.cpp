@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The flight recorder's cost (engine/train/flight_recorder.h): the trainer's own QAD loop
+// (train_quantized) run for the same steps with the recorder off, recording every step and
+// recording every 10 steps, timed alternately in the same iterations (the machine's speed drifts):
+//   FlightRecorder/<model>/<recipe>   every1_x_off  = time recording every step / time without
+//                                     every10_x_off = time recording every 10th step / without
+//                                     record_ms     = the extra time of one record (every-step run)
+// Recording every 10th step is what the GUI's runs do for ~500-step runs (steps / 50).
+// Models with random weights and synthetic arithmetic batches: the demo decoder (batch 64) and a
+// GPT-2-small-shaped model (batch 4 x 128 random tokens); static input amax 4.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+
+#include "engine/core/engine_runtime.h"
+#include "engine/data/dataset.h"
+#include "engine/models/builtin_models.h"
+#include "engine/models/model.h"
+#include "engine/quant/quantized_model.h"
+#include "engine/train/quant_trainer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double timed_training(ql::QuantizedModel& q, ql::Model& teacher, const ql::TrainingBatches& batches, int64_t steps,
+                      int64_t record_every) {
+    ql::QuantTrainingConfig c;
+    c.mode = "qad";
+    c.steps = steps;
+    c.record_every = record_every;
+    c.schedule.peak = 1e-5;
+    ql::NullJobSink sink;
+    ql::CancellationToken cancel;
+    const auto t0 = Clock::now();
+    ql::train_quantized(q, &teacher, batches, c, {}, sink, cancel);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void BM_FlightRecorder(benchmark::State& state, const std::string& which, const std::string& recipe) {
+    ql::initialise_engine_runtime();
+    const bool demo = which == "demo";
+    const ql::ModelConfig config = demo ? ql::demo_decoder_config() : ql::gpt2_small_config();
+    auto student = ql::create_model(config, 1);
+    auto teacher = ql::create_model(config, 1);
+    ql::QuantizedModel q(*student, ql::load_recipe(recipe));
+    for (const auto& l : q.layers()) l->set_input_amax(4.0f);
+    ql::DataContext context;
+    context.vocab_size = config.vocab_size;
+    context.max_positions = config.max_positions;
+    const ql::TrainingBatches batches(demo ? "synthetic:arith" : "synthetic:random-tokens", context, demo ? 64 : 4, 0,
+                                      demo ? 0 : 128);
+    const int64_t steps = demo ? 20 : 10;
+    double off = 0, every1 = 0, every10 = 0;
+    for (auto _ : state) {
+        off += timed_training(q, *teacher, batches, steps, 0);
+        every1 += timed_training(q, *teacher, batches, steps, 1);
+        every10 += timed_training(q, *teacher, batches, steps, 10);
+    }
+    const double n = double(state.iterations());
+    state.counters["step_ms"] = 1e3 * off / n / double(steps);
+    state.counters["record_ms"] = 1e3 * (every1 - off) / n / double(steps + 1);  // steps + 1 records (0 .. steps)
+    state.counters["every1_x_off"] = every1 / off;
+    state.counters["every10_x_off"] = every10 / off;
+}
+
+const int kRegistered = [] {
+    for (const std::string which : {"demo", "gpt2_small"})
+        for (const std::string recipe : {"NVFP4_DEFAULT", "MXFP4"})
+            benchmark::RegisterBenchmark(("FlightRecorder/" + which + "/" + recipe).c_str(), BM_FlightRecorder, which, recipe)
+                ->Unit(benchmark::kMillisecond)
+                ->Iterations(which == "demo" ? 3 : 1)
+                ->UseRealTime();
+    return 0;
+}();
+
+}  // namespace
