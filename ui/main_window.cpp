@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStackedWidget>
@@ -335,7 +336,15 @@ void MainWindow::addView(const QString& id, const QString& title, QWidget* view,
     v.id = id;
     v.widget = view;
     v.actions = actions;
-    m_stack->addWidget(view);
+    // Each view in a scroll area that resizes it: a window smaller than a view's minimum size
+    // (the Format Explorer's cards at 1280x800) scrolls that view instead of growing past the
+    // screen or squeezing its parts over each other; larger windows show no scroll bars.
+    auto* scroll = new QScrollArea(m_stack);
+    scroll->setObjectName(id + QStringLiteral("-scroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(view);
+    m_stack->addWidget(scroll);
     auto* item = new QListWidgetItem(title, m_navigation);
     item->setData(Qt::UserRole, id);
     const int index = static_cast<int>(m_views.size());
