@@ -19,6 +19,7 @@
 #include <qcustomplot.h>
 
 #include "plots/csv_text.h"
+#include "plots/flow_layout.h"
 #include "plots/legend_layout.h"
 #include "plots/plot_export.h"
 #include "plots/plot_header.h"
@@ -95,40 +96,48 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
 
-    auto* toolbar = new QHBoxLayout;
+    // The controls in groups that wrap onto a second row when the plot is narrow (three plots
+    // side by side at 1280 pixels), rather than clipping their labels.
+    auto* toolbar = new FlowLayout(nullptr, 12, 2);
     toolbar->setContentsMargins(6, 2, 6, 0);
     m_logYBox = new QCheckBox(tr("Log y"), this);
     m_logYBox->setObjectName(QStringLiteral("logY"));
     m_logYBox->setToolTip(tr("Logarithmic y axis (values ≤ 0 are not drawn)"));
     toolbar->addWidget(m_logYBox);
-    toolbar->addSpacing(12);
-    auto* smoothingText = new QLabel(tr("Smoothing"), this);
-    toolbar->addWidget(smoothingText);
-    m_smoothingSlider = new QSlider(Qt::Horizontal, this);
+    auto* smoothing = new QWidget(this);
+    auto* smoothingRow = new QHBoxLayout(smoothing);
+    smoothingRow->setContentsMargins(0, 0, 0, 0);
+    auto* smoothingText = new QLabel(tr("Smoothing"), smoothing);
+    smoothingRow->addWidget(smoothingText);
+    m_smoothingSlider = new QSlider(Qt::Horizontal, smoothing);
     m_smoothingSlider->setObjectName(QStringLiteral("smoothing"));
     m_smoothingSlider->setRange(0, static_cast<int>(kMaxSmoothing * kSliderSteps));
-    m_smoothingSlider->setMinimumWidth(90);
-    m_smoothingSlider->setMaximumWidth(180);
+    m_smoothingSlider->setFixedWidth(110);
     m_smoothingSlider->setToolTip(tr("Exponential moving average weight (TensorBoard-style, debiased)"));
     smoothingText->setBuddy(m_smoothingSlider);
-    toolbar->addWidget(m_smoothingSlider);
-    m_smoothingLabel = new QLabel(this);
+    smoothingRow->addWidget(m_smoothingSlider);
+    m_smoothingLabel = new QLabel(smoothing);
     m_smoothingLabel->setObjectName(QStringLiteral("smoothingValue"));
-    // Room for "0.999" so the toolbar does not jump while dragging.
+    // Room for "0.999" so the tool bar does not jump while dragging.
     m_smoothingLabel->setMinimumWidth(m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.0000")));
-    toolbar->addWidget(m_smoothingLabel);
-    toolbar->addStretch(1);
+    smoothingRow->addWidget(m_smoothingLabel);
+    toolbar->addWidget(smoothing);
     // A check box rather than a checkable button: its state must read at a glance.
-    m_followButton = new QCheckBox(tr("Follow"), this);
+    auto* view = new QWidget(this);
+    auto* viewRow = new QHBoxLayout(view);
+    viewRow->setContentsMargins(0, 0, 0, 0);
+    m_followButton = new QCheckBox(tr("Follow"), view);
     m_followButton->setObjectName(QStringLiteral("follow"));
     m_followButton->setChecked(true);
     m_followButton->setToolTip(tr("Keep the newest step in view"));
-    toolbar->addWidget(m_followButton);
-    m_resetButton = new QToolButton(this);
+    viewRow->addWidget(m_followButton);
+    m_resetButton = new QToolButton(view);
     m_resetButton->setObjectName(QStringLiteral("resetZoom"));
     m_resetButton->setText(tr("Reset zoom"));
     m_resetButton->setToolTip(tr("Show all data and follow the newest step (or double-click the plot)"));
-    toolbar->addWidget(m_resetButton);
+    viewRow->addWidget(m_resetButton);
+    toolbar->addWidget(view);
+    m_toolbar = toolbar;
     layout->addLayout(toolbar);
 
     m_plot = new QCustomPlot(this);
@@ -605,6 +614,11 @@ void MetricPlot::markDirty() {
     if (m_replotTimer.isActive()) return;
     const qint64 since = m_sinceReplot.isValid() ? m_sinceReplot.elapsed() : kMinReplotIntervalMs;
     m_replotTimer.start(static_cast<int>(std::max<qint64>(0, kMinReplotIntervalMs - since)));
+}
+
+int MetricPlot::toolbarRows() const {
+    const QMargins m = layout()->contentsMargins();
+    return m_toolbar->rowCount(width() - m.left() - m.right());
 }
 
 void MetricPlot::flush() {

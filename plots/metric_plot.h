@@ -42,6 +42,8 @@ class QWheelEvent;
 
 namespace ql {
 
+class FlowLayout;
+
 class MetricPlot : public QWidget {
     Q_OBJECT
 public:
@@ -107,8 +109,12 @@ public:
     // point, "nan"/"inf"/"-inf" for non-finite values.
     QString csv() const;
     QCustomPlot* customPlot() const { return m_plot; }
+    // The tool bar's rows at the plot's current width (1 when wide, 2 when its controls wrap).
+    int toolbarRows() const;
     // Replots that actually happened (QCustomPlot::afterReplot), for the coalescing test.
     int replotCount() const { return m_replotCount; }
+    // True while appended points wait for the coalescing timer (tests wait for it to fire).
+    bool replotPending() const { return m_replotTimer.isActive(); }
 
     // The crosshair as if the mouse were at `pos` (customPlot() coordinates): moves the line and
     // returns its text, empty outside the axis rect or without data. Hovering does the same.
@@ -160,6 +166,7 @@ private:
     QLabel* m_smoothingLabel = nullptr;
     QCheckBox* m_followButton = nullptr;
     QToolButton* m_resetButton = nullptr;
+    FlowLayout* m_toolbar = nullptr;
 
     std::vector<std::unique_ptr<Series>> m_series;
     QStringList m_runs;  // first-seen order, picks the palette colour

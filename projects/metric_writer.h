@@ -64,6 +64,8 @@ public:
     void finish(RunStatus status, const std::string& message = {});
 
     std::int64_t run_id() const { return run_id_; }
+    // The flush interval in force: Options::flush_interval clamped to [1 ms, 1 s].
+    std::chrono::milliseconds flush_interval() const { return options_.flush_interval; }
     const std::filesystem::path& path() const { return project_.path(); }
     std::int64_t committed_points() const;
 

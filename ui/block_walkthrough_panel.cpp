@@ -21,8 +21,10 @@
 #include <limits>
 
 #include "engine/core/errors.h"
+#include "plots/flow_layout.h"
 #include "plots/number_line_plot.h"
 #include "ui/element_code.h"
+#include "ui/wrapping_label.h"
 
 namespace ql {
 namespace {
@@ -65,46 +67,55 @@ void BlockWalkthroughPanel::buildUi() {
     root->setContentsMargins(0, 0, 0, 0);
     root->setSpacing(6);
 
-    auto* bar = new QHBoxLayout;
+    // The controls in groups that wrap onto further rows when the panel is narrow (a 1280-pixel
+    // window) instead of widening the whole window; a label stays with its control.
+    auto* bar = new FlowLayout(nullptr, 10, 4);
     m_bar = bar;
-    bar->setSpacing(6);
-    auto addButton = [&](const QString& text, const QString& name, const QString& tip) {
+    auto group = [&](std::initializer_list<QWidget*> widgets) {
+        auto* box = new QWidget(this);
+        auto* row = new QHBoxLayout(box);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(6);
+        for (QWidget* w : widgets) {
+            w->setParent(box);
+            row->addWidget(w);
+        }
+        bar->addWidget(box);
+        return box;
+    };
+    auto button = [&](const QString& text, const QString& name, const QString& tip) {
         auto* b = new QPushButton(text, this);
         b->setObjectName(name);
         b->setToolTip(tip);
         b->setAutoDefault(false);
-        bar->addWidget(b);
         return b;
     };
-    QPushButton* normal = addButton(tr("Random normal"), QStringLiteral("randomNormalButton"),
-                                    tr("A new block of N(0, 1) values (Ctrl+R)"));
-    QPushButton* outlier = addButton(tr("With outlier"), QStringLiteral("outlierButton"),
-                                     tr("Normal values and one outlier of 10 to 20 sigma: it sets the block's scale"));
-    QPushButton* tiny = addButton(tr("Tiny values"), QStringLiteral("tinyButton"),
-                                  tr("Values around 1e-3: compare with a fixed tensor amax to see underflow"));
-    QPushButton* paste = addButton(tr("Paste"), QStringLiteral("pasteButton"),
-                                   tr("Use numbers from the clipboard (separated by spaces, commas or new lines)"));
+    QPushButton* normal = button(tr("Random normal"), QStringLiteral("randomNormalButton"),
+                                 tr("A new block of N(0, 1) values (Ctrl+R)"));
+    QPushButton* outlier = button(tr("With outlier"), QStringLiteral("outlierButton"),
+                                  tr("Normal values and one outlier of 10 to 20 sigma: it sets the block's scale"));
+    QPushButton* tiny = button(tr("Tiny values"), QStringLiteral("tinyButton"),
+                               tr("Values around 1e-3: compare with a fixed tensor amax to see underflow"));
+    QPushButton* paste = button(tr("Paste"), QStringLiteral("pasteButton"),
+                                tr("Use numbers from the clipboard (separated by spaces, commas or new lines)"));
+    group({normal, outlier, tiny, paste});
     connect(normal, &QPushButton::clicked, this, [this] { generate(SampleKind::RandomNormal); });
     connect(outlier, &QPushButton::clicked, this, [this] { generate(SampleKind::WithOutlier); });
     connect(tiny, &QPushButton::clicked, this, [this] { generate(SampleKind::TinyValues); });
     connect(paste, &QPushButton::clicked, this, &BlockWalkthroughPanel::pasteValues);
 
-    bar->addSpacing(8);
-    bar->addWidget(new QLabel(tr("Length"), this));
     m_length = new QSpinBox(this);
     m_length->setObjectName(QStringLiteral("blockLength"));
     m_length->setRange(1, 256);
     m_length->setValue(16);
     m_length->setToolTip(tr("Number of values in the sample block (the format's block size by default)"));
-    bar->addWidget(m_length);
-    bar->addStretch(1);
+    group({new QLabel(tr("Length"), this), m_length});
 
     m_granularityLabel = new QLabel(tr("Granularity"), this);
-    bar->addWidget(m_granularityLabel);
     m_granularity = new QComboBox(this);
     m_granularity->setObjectName(QStringLiteral("granularity"));
     m_granularity->setToolTip(tr("Which elements share a scale. For one block, per tensor uses the tensor amax below."));
-    bar->addWidget(m_granularity);
+    m_granularityGroup = group({m_granularityLabel, m_granularity});
     m_asymmetric = new QCheckBox(tr("Asymmetric"), this);
     m_asymmetric->setObjectName(QStringLiteral("asymmetric"));
     m_asymmetric->setToolTip(tr("Scale from min and max with a zero point (torchao ASYMMETRIC)"));
@@ -114,26 +125,24 @@ void BlockWalkthroughPanel::buildUi() {
     m_doubleQuant->setToolTip(tr("QLoRA: store each absmax as 8 bits (bitsandbytes dynamic map)"));
     bar->addWidget(m_doubleQuant);
     m_mxRuleLabel = new QLabel(tr("Scale rule"), this);
-    bar->addWidget(m_mxRuleLabel);
     m_mxRule = new QComboBox(this);
     m_mxRule->setObjectName(QStringLiteral("mxScaleRule"));
     m_mxRule->addItem(tr("floor (OCP)"), QStringLiteral("floor"));
     m_mxRule->addItem(tr("rceil (no clipping)"), QStringLiteral("rceil"));
     m_mxRule->setToolTip(tr("floor: 2^(floor(log2 amax) − emax), the largest element can clip;\n"
                             "rceil: 2^ceil(log2(amax / max)), never clips (NVIDIA recipes)"));
-    bar->addWidget(m_mxRule);
+    m_mxRuleGroup = group({m_mxRuleLabel, m_mxRule});
     m_autoAmax = new QCheckBox(tr("Tensor amax = block amax"), this);
     m_autoAmax->setObjectName(QStringLiteral("autoTensorAmax"));
     m_autoAmax->setChecked(true);
     m_autoAmax->setToolTip(tr("Unchecked: pretend the block sits in a tensor with this amax (sets the per-tensor scale)"));
-    bar->addWidget(m_autoAmax);
     m_tensorAmax = new QDoubleSpinBox(this);
     m_tensorAmax->setObjectName(QStringLiteral("tensorAmax"));
     m_tensorAmax->setDecimals(4);
     m_tensorAmax->setRange(1e-4, 1e6);
     m_tensorAmax->setValue(8.0);
     m_tensorAmax->setEnabled(false);
-    bar->addWidget(m_tensorAmax);
+    m_tensorAmaxGroup = group({m_autoAmax, m_tensorAmax});
     root->addLayout(bar);
 
     m_error = new QLabel(this);
@@ -196,10 +205,9 @@ void BlockWalkthroughPanel::buildUi() {
     m_plot->setExportName(QStringLiteral("sample-block"));
     connect(m_plot, &NumberLinePlot::sampleClicked, this, [this](int index) { selectElement(index); });
     rightLayout->addWidget(m_plot, 2);
-    m_metrics = new QLabel(right);
+    m_metrics = new WrappingLabel(right);
     m_metrics->setObjectName(QStringLiteral("metrics"));
     m_metrics->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_metrics->setWordWrap(true);
     rightLayout->addWidget(m_metrics);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 3);
@@ -234,6 +242,7 @@ void BlockWalkthroughPanel::updateTensorAmaxVisibility() {
                              (family == "int" && m_granularity->currentData().toString() == QLatin1String("tensor"));
     m_autoAmax->setVisible(tensorScale);
     m_tensorAmax->setVisible(tensorScale);
+    m_tensorAmaxGroup->setVisible(tensorScale);
     if (m_bar) m_bar->invalidate();
 }
 
@@ -261,10 +270,12 @@ void BlockWalkthroughPanel::setFormat(const FormatInfo& format) {
         const bool hasGranularity = m_granularity->count() > 1;
         m_granularityLabel->setVisible(hasGranularity);
         m_granularity->setVisible(hasGranularity);
+        m_granularityGroup->setVisible(hasGranularity);
         m_asymmetric->setVisible(format.supports_asymmetric);
         m_doubleQuant->setVisible(format.supports_double_quant);
         m_mxRuleLabel->setVisible(format.supports_scale_rule);
         m_mxRule->setVisible(format.supports_scale_rule);
+        m_mxRuleGroup->setVisible(format.supports_scale_rule);
         updateTensorAmaxVisibility();
         // One block at most: explain_block shows one block's scale.
         m_length->setMaximum(format.block_size > 0 ? static_cast<int>(format.block_size) : 256);

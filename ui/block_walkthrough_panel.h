@@ -27,6 +27,9 @@ class QTableWidget;
 
 namespace ql {
 
+class FlowLayout;
+class WrappingLabel;
+
 class NumberLinePlot;
 
 class BlockWalkthroughPanel : public QWidget {
@@ -90,7 +93,10 @@ private:
     SampleKind m_lastKind = SampleKind::RandomNormal;
     bool m_filling = false;
 
-    QHBoxLayout* m_bar = nullptr;
+    FlowLayout* m_bar = nullptr;
+    QWidget* m_granularityGroup = nullptr;
+    QWidget* m_mxRuleGroup = nullptr;
+    QWidget* m_tensorAmaxGroup = nullptr;
     QSpinBox* m_length = nullptr;
     QLabel* m_granularityLabel = nullptr;
     QComboBox* m_granularity = nullptr;
@@ -105,7 +111,7 @@ private:
     QTableWidget* m_values = nullptr;
     QTableWidget* m_steps = nullptr;
     NumberLinePlot* m_plot = nullptr;
-    QLabel* m_metrics = nullptr;
+    WrappingLabel* m_metrics = nullptr;
     QSplitter* m_splitter = nullptr;
 };
 

@@ -25,6 +25,7 @@
 #include "ui/block_walkthrough_panel.h"
 #include "ui/element_code.h"
 #include "ui/format_picker.h"
+#include "ui/wrapping_label.h"
 
 namespace ql {
 namespace {
@@ -147,8 +148,10 @@ void FormatExplorerView::buildUi() {
     m_anatomySplitter->setChildrenCollapsible(false);
     m_bitLayout = new BitLayoutWidget;
     m_bitLayout->setObjectName(QStringLiteral("bitLayout"));
-    m_valueFacts = new QLabel;
+    // Wraps beside the scale menu when the window is narrow rather than widening it.
+    m_valueFacts = new WrappingLabel;
     m_valueFacts->setObjectName(QStringLiteral("muted"));
+    m_valueFacts->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_valueFacts->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_anatomySplitter->addWidget(makeCard(tr("Bit layout of one element"), m_bitLayout));
     m_blockStructure = new BlockStructureWidget;
@@ -171,7 +174,7 @@ void FormatExplorerView::buildUi() {
     auto* extrasLayout = new QHBoxLayout(numberLineExtras);
     extrasLayout->setContentsMargins(0, 0, 0, 0);
     extrasLayout->setSpacing(12);
-    extrasLayout->addWidget(m_valueFacts);
+    extrasLayout->addWidget(m_valueFacts, 1);
     extrasLayout->addWidget(m_scaleCombo);
     m_mainSplitter->addWidget(makeCard(tr("Every representable value"), m_numberLine, numberLineExtras));
 

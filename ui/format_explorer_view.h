@@ -17,6 +17,8 @@ class QSplitter;
 
 namespace ql {
 
+class WrappingLabel;
+
 struct FormatInfo;
 class BitLayoutWidget;
 class BlockStructureWidget;
@@ -76,7 +78,7 @@ private:
     QLabel* m_scaleRule = nullptr;
     QLabel* m_error = nullptr;
     BitLayoutWidget* m_bitLayout = nullptr;
-    QLabel* m_valueFacts = nullptr;
+    WrappingLabel* m_valueFacts = nullptr;
     BlockStructureWidget* m_blockStructure = nullptr;
     NumberLinePlot* m_numberLine = nullptr;
     QComboBox* m_scaleCombo = nullptr;

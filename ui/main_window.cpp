@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStackedWidget>
@@ -38,6 +39,7 @@
 #include <QTimer>
 #include <QToolBar>
 
+#include "engine/core/demo_folder.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
 #include "ui/format_explorer_view.h"
@@ -110,6 +112,16 @@ void MainWindow::createMenus() {
     m_recentMenu = file->addMenu(tr("Recent Projects"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
     file->addAction(tr("Open the &Demo Project"), this, [this] { m_workbench->openDemo(); });
+    QAction* retrain = file->addAction(tr("Retrain the Demo Model…"), this, [this] {
+        const auto answer = QMessageBox::question(
+            this, tr("Retrain the demo model"),
+            tr("Train a new demo model from scratch? It takes about 20 minutes on two cores, with its curves in "
+               "the dashboard, and goes to %1. The shipped demo model stays what \"demo\" opens; a model "
+               "trained on another CPU is a slightly different model, so the numbers in docs/RESULTS.md belong "
+               "to the shipped one.").arg(QString::fromStdString(retrained_demo_dir())));
+        if (answer == QMessageBox::Yes) m_workbench->retrainDemo();
+    });
+    retrain->setObjectName(QStringLiteral("retrainDemoAction"));
     file->addSeparator();
     QAction* exportRun = file->addAction(tr("&Export Selected Run…"), this, [this] {
         const QList<qint64> ids = m_workbench->explorer()->selectedRuns();
@@ -324,7 +336,15 @@ void MainWindow::addView(const QString& id, const QString& title, QWidget* view,
     v.id = id;
     v.widget = view;
     v.actions = actions;
-    m_stack->addWidget(view);
+    // Each view in a scroll area that resizes it: a window smaller than a view's minimum size
+    // (the Format Explorer's cards at 1280x800) scrolls that view instead of growing past the
+    // screen or squeezing its parts over each other; larger windows show no scroll bars.
+    auto* scroll = new QScrollArea(m_stack);
+    scroll->setObjectName(id + QStringLiteral("-scroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(view);
+    m_stack->addWidget(scroll);
     auto* item = new QListWidgetItem(title, m_navigation);
     item->setData(Qt::UserRole, id);
     const int index = static_cast<int>(m_views.size());

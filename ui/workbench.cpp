@@ -163,25 +163,34 @@ bool Workbench::openProject(const QString& path, bool create) {
 
 void Workbench::openDemo() {
     if (!openProject(demoProjectPath(), !QFileInfo::exists(demoProjectPath()))) return;
-    if (demo_model_complete(demo_model_dir())) {
-        if (m_model != QLatin1String("demo")) openModel(QStringLiteral("demo"));
-        m_recipe->applyQuickStart(QStringLiteral("NVFP4 QAD"));
-        return;
-    }
-    startDemoTraining();
+    // The shipped model: nothing to train (a missing one is reported by the model panel).
+    if (m_model != QLatin1String("demo")) openModel(QStringLiteral("demo"));
+    m_recipe->applyQuickStart(QStringLiteral("NVFP4 QAD"));
 }
 
-void Workbench::startDemoTraining() {
-    info(tr("The demo model is not cached yet: training it now (a few minutes on two cores). "
-            "Its curves appear in the dashboard."));
+bool Workbench::retrainDemo(qint64 steps) {
+    if (m_project.isEmpty() && !openProject(demoProjectPath(), !QFileInfo::exists(demoProjectPath()))) return false;
+    if (m_runner->isRunning()) {
+        report(tr("Another run is in progress: wait for it or cancel it first"));
+        return false;
+    }
+    const QString out = QString::fromStdString(retrained_demo_dir());
+    info(tr("Retraining the demo model into %1 (about 20 minutes on two cores); its curves appear in the "
+            "dashboard. The shipped model stays what \"demo\" opens.").arg(out));
     projects::ProjectRunInfo runInfo;
     runInfo.kind = "demo";
-    runInfo.name = "Train the demo model";
+    runInfo.name = "Retrain the demo model";
     runInfo.writer.flush_interval = std::chrono::milliseconds(250);
-    m_openModelAfterJob = true;
-    m_runner->start(tr("Training the demo model"),
-                    [](JobSink& sink, const CancellationToken& cancel) { build_demo(DemoRequest{}, sink, cancel); },
+    m_openAfterJob = out;
+    DemoRequest request;
+    request.force = true;
+    request.steps = steps;
+    request.command = "quantlab (File > Retrain the Demo Model)";
+    m_runner->start(tr("Retraining the demo model"),
+                    [request](JobSink& sink, const CancellationToken& cancel) { build_demo(request, sink, cancel); },
                     m_project, runInfo);
+    emit showDashboardRequested();
+    return true;
 }
 
 void Workbench::openModel(const QString& model) {
@@ -379,10 +388,11 @@ void Workbench::onJobFinished(JobRunner::Outcome outcome, const QString& message
             report(tr("%1 failed: %2").arg(m_runner->title(), message));
             break;
     }
-    if (m_openModelAfterJob) {
-        m_openModelAfterJob = false;
+    if (!m_openAfterJob.isEmpty()) {
+        const QString model = m_openAfterJob;
+        m_openAfterJob.clear();
         if (outcome == JobRunner::Outcome::Completed) {
-            openModel(QStringLiteral("demo"));
+            openModel(model);
             m_recipe->applyQuickStart(QStringLiteral("NVFP4 QAD"));
         }
     }

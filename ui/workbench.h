@@ -43,9 +43,14 @@ public:
     // Opens (or, with create, creates) a project file; false with the reason logged on failure.
     bool openProject(const QString& path, bool create = false);
     QString projectPath() const { return m_project; }
-    // The built-in demo project: creates it when missing, trains the demo model first when it is
-    // not cached (progress in the run controls), then opens the demo model.
+    // The built-in demo project: creates it when missing and opens the shipped demo model (no
+    // training) with the NVFP4 QAD quick start.
     void openDemo();
+    // Trains a new demo model into the cache (retrained_demo_dir()) as a run of the open project
+    // (the demo project when none is open), with its curves live in the dashboard; when it
+    // completes, opens it by its path. `steps` 0: the full schedule (tests train a few).
+    // False (with the reason logged) when another run is in progress.
+    bool retrainDemo(qint64 steps = 0);
     static QString demoProjectPath();
     QStringList recentProjects() const;
 
@@ -94,7 +99,6 @@ private:
     void report(const QString& error);
     void info(const QString& text);
     void rememberRecent(const QString& path);
-    void startDemoTraining();
 
     QWidget* m_parentWidget;
     JobRunner* m_runner = nullptr;
@@ -111,7 +115,7 @@ private:
     QString m_project, m_model, m_lastError;
     QVector<RunRow> m_runs;
     bool m_pausing = false;
-    bool m_openModelAfterJob = false;
+    QString m_openAfterJob;  // a model to open when the running job completes (a retrained demo)
     int m_planGeneration = 0;
 };
 

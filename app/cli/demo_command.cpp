@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quantlab-cli demo [--out DIR] [--force] [--json]: trains (or finds cached) the built-in demo
-// model (docs/CLI.md "demo", docs/DATA.md "The demo model").
+// quantlab-cli demo [--retrain] [--out DIR] [--json]: reports the shipped demo model, or trains a
+// new one (docs/CLI.md "demo", docs/DATA.md "The demo model").
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -15,37 +15,68 @@ namespace ql::cli {
 namespace {
 
 const char* kUsage =
-    "quantlab-cli demo [--out DIR] [--force] [--json]\n\n"
-    "Trains the demo decoder (a 1.2 M-parameter Llama) on the synthetic arithmetic tasks (+, -, *) and\n"
-    "saves it as an HF folder (config.json, model.safetensors, quantlab.json) in DIR, by default\n"
-    "$XDG_CACHE_HOME/quantlab/demo (~/.cache/quantlab/demo), where 'demo' as a MODEL argument finds it.\n"
-    "A complete model already there is reused unless --force. Takes a few minutes on two cores;\n"
-    "Ctrl-C cancels and keeps any previous model.";
+    "quantlab-cli demo [--json]\n"
+    "quantlab-cli demo --retrain [--out DIR] [--json]\n\n"
+    "Without --retrain: describes the demo model that ships with QuantLab (resources/demo; a 1.2 M-parameter\n"
+    "Llama trained on the synthetic arithmetic tasks +, -, *), which 'demo' as a MODEL argument opens, after\n"
+    "checking its files against the sizes and SHA-256 hashes its quantlab.json records.\n"
+    "--retrain trains a new one (about 20 minutes on two cores) into DIR, by default\n"
+    "$XDG_CACHE_HOME/quantlab/demo (~/.cache/quantlab/demo), replacing a model there; open it by its path.\n"
+    "--out DIR without --retrain trains only when DIR holds no complete model. Ctrl-C cancels and keeps any\n"
+    "previous model.";
+
+void print_text(const DemoReport& r) {
+    const char* note = r.shipped ? " (shipped with QuantLab)" : r.cached ? " (already there; --retrain trains anew)" : "";
+    std::printf("demo model   %s%s\n", r.out_dir.c_str(), note);
+    std::printf("parameters   %lld\n", static_cast<long long>(r.parameter_count));
+    std::printf("training     %lld steps of %lld problems, %.1f s on %d thread(s)\n", static_cast<long long>(r.steps),
+                static_cast<long long>(r.batch_size), r.train_seconds, r.threads);
+    if (!r.command.empty()) std::printf("command      %s\n", r.command.c_str());
+    if (!r.trained_on.empty()) std::printf("trained on   %s\n", r.trained_on.c_str());
+    std::printf("held-out exact match  %.2f %% (%lld problems):", 100.0 * r.exact_match,
+                static_cast<long long>(r.validation_examples));
+    for (const auto& [name, v] : r.domain_exact_match) std::printf("  %s %.2f %%", name.c_str(), 100.0 * v);
+    std::printf("\n");
+}
 
 int run(const std::vector<std::string>& args) {
     // --steps, --seed and --threads are for tests and measurements (not in the usage text).
-    ArgParser p("demo", {"--out", "--steps", "--seed", "--threads"}, {"--force", "--json"});
+    // --force is the older spelling of --retrain.
+    ArgParser p("demo", {"--out", "--steps", "--seed", "--threads"}, {"--retrain", "--force", "--json"});
     p.parse(args);
     if (!p.positional().empty()) throw UserError("demo: unexpected argument '" + p.positional()[0] + "'");
+    const bool retrain = p.has("--retrain") || p.has("--force");
+    const bool trains = retrain || p.has("--out");
+    for (const char* option : {"--steps", "--seed", "--threads"})
+        if (p.has(option) && !trains)
+            throw UserError(std::string("demo: ") + option + " is for training a new model: add --retrain");
     DemoRequest req;
     req.out_dir = p.value("--out").value_or("");
-    req.force = p.has("--force");
+    req.force = retrain;
     req.steps = p.positive_integer("--steps");
     req.seed = p.seed();
     const int64_t threads = p.integer("--threads", 0);
     if (threads < 0 || threads > 1024 || (p.has("--threads") && threads == 0))
         throw UserError("demo: --threads must be a positive integer");
     req.threads = static_cast<int>(threads);
+    req.command = "quantlab-cli demo";
+    for (const std::string& a : args) req.command += " " + a;
 
-    CancellationToken cancel;
-    CancelOnSignal on_signal(cancel);
-    CliJobSink sink;
-    const DemoReport r = build_demo(req, sink, cancel);
-    sink.finish_line();
+    DemoReport r;
+    if (trains) {
+        CancellationToken cancel;
+        CancelOnSignal on_signal(cancel);
+        CliJobSink sink;
+        r = build_demo(req, sink, cancel);
+        sink.finish_line();
+    } else {
+        r = shipped_demo_report();
+    }
     if (p.has("--json")) {
         nlohmann::json domains = nlohmann::json::object();
         for (const auto& [name, v] : r.domain_exact_match) domains[name] = {{"exact_match", v}};
         const nlohmann::json j = {{"path", r.out_dir},
+                                  {"shipped", r.shipped},
                                   {"cached", r.cached},
                                   {"steps", r.steps},
                                   {"batch_size", r.batch_size},
@@ -55,23 +86,18 @@ int run(const std::vector<std::string>& args) {
                                   {"parameter_count", r.parameter_count},
                                   {"exact_match", r.exact_match},
                                   {"validation_examples", r.validation_examples},
-                                  {"domains", domains}};
+                                  {"domains", domains},
+                                  {"command", r.command},
+                                  {"trained_on", r.trained_on}};
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("demo model   %s%s\n", r.out_dir.c_str(), r.cached ? " (cached; --force retrains)" : "");
-    std::printf("parameters   %lld\n", static_cast<long long>(r.parameter_count));
-    std::printf("training     %lld steps of %lld problems, %.1f s on %d thread(s)\n", static_cast<long long>(r.steps),
-                static_cast<long long>(r.batch_size), r.train_seconds, r.threads);
-    std::printf("held-out exact match  %.2f %% (%lld problems):", 100.0 * r.exact_match,
-                static_cast<long long>(r.validation_examples));
-    for (const auto& [name, v] : r.domain_exact_match) std::printf("  %s %.2f %%", name.c_str(), 100.0 * v);
-    std::printf("\n");
+    print_text(r);
     return 0;
 }
 
 }  // namespace
 
-Command demo_command() { return Command{"demo", kUsage, "train (or find cached) the built-in demo model", run}; }
+Command demo_command() { return Command{"demo", kUsage, "describe the shipped demo model, or --retrain one", run}; }
 
 }  // namespace ql::cli

@@ -2,7 +2,7 @@
 // quantlab: the desktop GUI. Thin on purpose: parse the command line, set up the engine runtime,
 // show the main window (or render screenshots and quit).
 //
-//   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR]
+//   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR [--screenshot-size WxH]]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -50,7 +50,10 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir: render only these shots of the documentation set (comma-separated "
                        "file names without .png, e.g. inspector-depth,dashboard)."),
         QStringLiteral("NAMES"));
-    parser.addOptions({screenshotDir, screenshotFormats, screenshotOnly, theme, format});
+    const QCommandLineOption screenshotSize(QStringLiteral("screenshot-size"),
+                                            QStringLiteral("With --screenshot-dir: the window size (default 1600x1000)."),
+                                            QStringLiteral("WxH"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotSize, screenshotOnly, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -87,7 +90,18 @@ int main(int argc, char** argv) {
         window.workbench()->openDemo();
 
     if (screenshots) {
-        window.resize(1600, 1000);
+        QSize size(1600, 1000);
+        if (parser.isSet(screenshotSize)) {
+            const QStringList wh = parser.value(screenshotSize).split(QLatin1Char('x'));
+            bool okW = false, okH = false;
+            const QSize asked = wh.size() == 2 ? QSize(wh[0].toInt(&okW), wh[1].toInt(&okH)) : QSize();
+            if (okW && okH && asked.width() >= 640 && asked.height() >= 480 && asked.width() <= 8192 && asked.height() <= 8192)
+                size = asked;
+            else
+                std::fprintf(stderr, "quantlab: --screenshot-size '%s' is not WxH between 640x480 and 8192x8192 (using 1600x1000)\n",
+                             qPrintable(parser.value(screenshotSize)));
+        }
+        window.resize(size);
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
         if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));

@@ -11,10 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/engine_runtime.h"
 #include "engine/core/errors.h"
 #include "engine/data/dataset.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/file_sha256.h"
 #include "engine/io/safetensors_file.h"
 #include "engine/train/demo_trainer.h"
 
@@ -54,7 +56,7 @@ json llama_config_json(const ModelConfig& c) {
                 {"torch_dtype", "float32"}};
 }
 
-void save_model_folder(Model& model, const std::string& folder, const json& record) {
+void save_model_folder(Model& model, const std::string& folder, json record) {
     fs::create_directories(folder);
     write_file_atomically(folder + "/config.json", llama_config_json(model.config()).dump(2) + "\n");
     std::vector<at::Tensor> keep;
@@ -71,6 +73,13 @@ void save_model_folder(Model& model, const std::string& folder, const json& reco
         entries.push_back(std::move(e));
     }
     write_safetensors(folder + "/model.safetensors", std::move(entries), {{"format", "pt"}});
+    // What a reader checks the folder against (verify_demo_files).
+    json files = json::object();
+    for (const char* name : {"config.json", "model.safetensors"}) {
+        const std::string path = folder + "/" + name;
+        files[name] = {{"bytes", static_cast<uint64_t>(fs::file_size(path))}, {"sha256", sha256_file_hex(path)}};
+    }
+    record["files"] = files;
     // Written last: its presence marks a complete folder.
     write_file_atomically(folder + "/" + kRecordFile, record.dump(2) + "\n");
 }
@@ -79,6 +88,29 @@ json vocabulary_json() {
     json v = json::array();
     for (int64_t id = 0; id < synthetic_vocab::kSize; ++id) v.push_back(synthetic_vocab::token_text(id));
     return v;
+}
+
+// The quantlab-cli command that trains the same model into the same folder.
+std::string demo_command(const DemoRequest& request, const std::string& out, int64_t steps, uint64_t seed) {
+    std::string c = "quantlab-cli demo --retrain";
+    if (!request.out_dir.empty()) c += " --out " + out;
+    if (request.steps > 0) c += " --steps " + std::to_string(steps);
+    if (seed != 0) c += " --seed " + std::to_string(seed);
+    if (request.threads > 0) c += " --threads " + std::to_string(request.threads);
+    return c;
+}
+
+// The build and the machine a demo was trained on: BLAS kernels differ between CPUs, so the
+// same command gives another model elsewhere (docs/DATA.md "The demo model").
+json trained_on_json() {
+    const RuntimeInfo rt = initialise_engine_runtime();
+    return json{{"quantlab_version", rt.quantlab_version},
+                {"source_commit", quantlab_source_commit()},
+                {"libtorch", rt.torch_version},
+                {"blas", rt.blas},
+                {"blas_config", rt.blas_config},
+                {"cpu", rt.cpu_model},
+                {"hardware_threads", rt.hardware_threads}};
 }
 
 // Swaps a finished folder into place: the previous one is only removed once the new one is there.
@@ -117,6 +149,13 @@ DemoReport read_demo_record(const std::string& folder) {
         r.validation_examples = v.at("examples").get<int64_t>();
         for (const auto& [name, value] : v.at("domains").items())
             r.domain_exact_match.emplace_back(name, value.at("exact_match").get<double>());
+        r.command = t.value("command", "");
+        if (const auto on = j.find("trained_on"); on != j.end() && on->is_object()) {
+            r.trained_on = on->value("cpu", "unknown CPU") + ", " + std::to_string(on->value("hardware_threads", 0)) +
+                           " hardware threads, LibTorch " + on->value("libtorch", "?");
+            const std::string blas = on->value("blas_config", "");
+            if (!blas.empty()) r.trained_on += ", " + blas;
+        }
     } catch (const json::exception& e) {
         throw UserError(path + ": missing or malformed field: " + e.what());
     }
@@ -129,9 +168,50 @@ DemoReport read_demo_record(const std::string& folder) {
     return r;
 }
 
+void verify_demo_files(const std::string& folder) {
+    const std::string record_path = folder + "/" + kRecordFile;
+    std::ifstream in(record_path);
+    if (!in) throw UserError(record_path + ": cannot open (not a QuantLab demo folder)");
+    const json j = json::parse(in, nullptr, false);
+    if (!j.is_object()) throw UserError(record_path + ": malformed JSON");
+    const auto files = j.find("files");
+    if (files == j.end()) return;
+    if (!files->is_object()) throw UserError(record_path + ": field 'files': expected an object");
+    for (const auto& [name, entry] : files->items()) {
+        const std::string path = folder + "/" + name;
+        std::error_code ec;
+        if (name.find('/') != std::string::npos || !fs::is_regular_file(path, ec))
+            throw UserError(path + ": missing (" + record_path + " lists it)");
+        if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+            !entry.contains("sha256") || !entry["sha256"].is_string())
+            throw UserError(record_path + ": field 'files." + name + "': expected {\"bytes\": N, \"sha256\": \"...\"}");
+        const uint64_t bytes = entry["bytes"].get<uint64_t>();
+        const uint64_t size = fs::file_size(path, ec);
+        if (size != bytes)
+            throw UserError(path + ": " + std::to_string(size) + " bytes, but " + record_path + " records " +
+                            std::to_string(bytes) + " (damaged or replaced; a git LFS pointer?)");
+        const std::string want = entry["sha256"].get<std::string>(), got = sha256_file_hex(path);
+        if (got != want)
+            throw UserError(path + ": SHA-256 " + got + ", but " + record_path + " records " + want + " (damaged or replaced)");
+    }
+}
+
+DemoReport shipped_demo_report() {
+    const std::string dir = shipped_demo_dir();
+    if (!demo_model_complete(dir))
+        throw UserError("demo: the shipped demo model is missing from " + dir +
+                        " (config.json, model.safetensors, quantlab.json); restore it from the QuantLab sources, "
+                        "or train one with 'quantlab-cli demo --retrain' and open it by its path");
+    verify_demo_files(dir);
+    DemoReport r = read_demo_record(dir);
+    r.cached = true;
+    r.shipped = true;
+    return r;
+}
+
 DemoReport build_demo(const DemoRequest& request, JobSink& sink, const CancellationToken& cancel) {
     const auto start = std::chrono::steady_clock::now();
-    const std::string out = request.out_dir.empty() ? demo_model_dir() : request.out_dir;
+    const std::string out = request.out_dir.empty() ? retrained_demo_dir() : request.out_dir;
     if (!request.force && demo_model_complete(out)) {
         DemoReport r = read_demo_record(out);
         r.cached = true;
@@ -193,7 +273,8 @@ DemoReport build_demo(const DemoRequest& request, JobSink& sink, const Cancellat
         {"task_definition", "docs/DATA.md: 3-digit operands and 4-digit answers, least significant digit first"},
         {"parameter_count", r.parameter_count},
         {"training",
-         {{"steps", r.steps},
+         {{"command", request.command.empty() ? demo_command(request, out, r.steps, config.seed) : request.command},
+          {"steps", r.steps},
           {"batch_size", r.batch_size},
           {"seed", config.seed},
           {"threads", threads},
@@ -202,6 +283,7 @@ DemoReport build_demo(const DemoRequest& request, JobSink& sink, const Cancellat
           {"final_loss", trained.final_loss}}},
         {"validation",
          {{"seed", kValidationSeed}, {"examples", r.validation_examples}, {"exact_match", r.exact_match}, {"domains", domains}}},
+        {"trained_on", trained_on_json()},
     };
     const std::string partial = out + ".partial";
     std::error_code ec;

@@ -8,7 +8,9 @@ namespace fs = std::filesystem;
 
 namespace ql {
 
-std::string demo_model_dir() {
+std::string shipped_demo_dir() { return QUANTLAB_SHIPPED_DEMO_DIR; }
+
+std::string retrained_demo_dir() {
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     if (xdg && *xdg) return std::string(xdg) + "/quantlab/demo";
     const char* home = std::getenv("HOME");

@@ -6,6 +6,7 @@
 #include <link.h>
 
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include "torch/version.h"
@@ -24,9 +25,42 @@ std::string blas_library() {
     return info.dli_fname;
 }
 
+// OpenBLAS names its version and the kernel it picked for this CPU (other BLAS libraries: "").
+std::string blas_config() {
+    using GetConfig = char* (*)();
+    auto* get = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+    const char* text = get ? get() : nullptr;
+    return text ? std::string(text) : std::string();
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) {
+            const size_t colon = line.find(':');
+            if (colon == std::string::npos) break;
+            const size_t start = line.find_first_not_of(" \t", colon + 1);
+            return start == std::string::npos ? std::string() : line.substr(start);
+        }
+    return "";
+}
+
 }  // namespace
 
 std::string quantlab_version() { return QUANTLAB_VERSION; }
+
+std::string quantlab_source_commit() {
+    const std::string command =
+        "git -C '" QUANTLAB_SOURCE_DIR "' describe --always --dirty --abbrev=40 --exclude='*' 2>/dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) return "unknown";
+    char buffer[128] = {};
+    const bool got = std::fgets(buffer, sizeof buffer, pipe) != nullptr;
+    const int status = pclose(pipe);
+    std::string commit = got ? buffer : "";
+    while (!commit.empty() && (commit.back() == '\n' || commit.back() == '\r')) commit.pop_back();
+    return status == 0 && !commit.empty() ? commit : "unknown";
+}
 
 RuntimeInfo initialise_engine_runtime() {
     static const RuntimeInfo info = [] {
@@ -36,6 +70,9 @@ RuntimeInfo initialise_engine_runtime() {
         at::set_num_threads(static_cast<int>(hw ? hw : 1));
         r.threads = at::get_num_threads();
         r.blas = blas_library();
+        r.blas_config = blas_config();
+        r.cpu_model = cpu_model();
+        r.hardware_threads = static_cast<int>(hw);
         // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.
         r.reference_blas = r.blas.find("/blas/libblas") != std::string::npos;
         if (r.reference_blas)

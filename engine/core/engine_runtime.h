@@ -9,10 +9,13 @@ namespace ql {
 struct RuntimeInfo {
     int threads = 1;             // intra-op threads (LibTorch and our kernels)
     std::string blas;            // the BLAS library libblas.so.3 resolves to
+    std::string blas_config;     // OpenBLAS's openblas_get_config() ("OpenBLAS 0.3.21 ... Zen ..."), or ""
     bool reference_blas = false; // true when it is the slow reference BLAS
     std::string torch_version;
     bool cuda_kernels = false;   // built with the CUDA kernels
     std::string quantlab_version;
+    std::string cpu_model;       // /proc/cpuinfo "model name" ("" when unknown)
+    int hardware_threads = 0;    // std::thread::hardware_concurrency()
 };
 
 // Sets the thread count to the hardware threads (Debian's LibTorch starts with 1) and checks
@@ -26,5 +29,11 @@ void prepare_engine_worker_thread();
 
 // The version string of this build (from CMake's project version).
 std::string quantlab_version();
+
+// The git commit the source tree this build was configured from is at now: 40 hex digits, with
+// "-dirty" when tracked files have uncommitted changes (`git describe --always --dirty`), or
+// "unknown" where git or the tree is missing. A training record names it. Runs git: call it off
+// the GUI thread.
+std::string quantlab_source_commit();
 
 }  // namespace ql

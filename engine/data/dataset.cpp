@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "engine/core/allocation_limit.h"
 #include "engine/core/errors.h"
 #include "engine/core/nd_array.h"
 #include "engine/data/idx_file.h"
@@ -173,10 +174,20 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
         const DataSplit split = options.split.value_or(DataSplit::Validation);
         if (context.vocab_size <= 0) throw UserError("data '" + spec + "' needs a token model; " + model + " takes images");
         Dataset d;
+        // Generated data are int64 inputs and targets (plus the copies into tensors): refused
+        // before generating when the requested samples cannot fit.
+        auto require_fits = [&](int64_t samples, int64_t tokens) {
+            require_allocatable(checked_product({static_cast<uint64_t>(samples), static_cast<uint64_t>(tokens), 4,
+                                                 sizeof(int64_t)}),
+                                "data '" + spec + "': " + std::to_string(samples) + " samples of " +
+                                    std::to_string(tokens) + " tokens",
+                                "their inputs and targets (int64)");
+        };
         if (domains.front() == SyntheticDomain::RandomTokens) {
             const int64_t length = options.sequence_length ? options.sequence_length : std::min<int64_t>(positions, 64);
-            d = make_random_token_dataset(context.vocab_size, length, split, options.seed,
-                                          options.samples ? options.samples : 256);
+            const int64_t samples = options.samples ? options.samples : 256;
+            require_fits(samples, length + 1);
+            d = make_random_token_dataset(context.vocab_size, length, split, options.seed, samples);
         } else {
             if (context.vocab_size < synthetic_vocab::kSize)
                 throw UserError("data '" + spec + "' uses the demo vocabulary (" + std::to_string(synthetic_vocab::kSize) +
@@ -186,7 +197,9 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
             if (context.max_positions > 0 && longest > context.max_positions)
                 throw UserError("data '" + spec + "' needs " + std::to_string(longest) + " positions; " + model +
                                 " has " + std::to_string(context.max_positions));
-            d = make_synthetic_dataset(domains, split, options.seed, options.samples ? options.samples : 1500);
+            const int64_t samples = options.samples ? options.samples : 1500;
+            require_fits(samples, longest);
+            d = make_synthetic_dataset(domains, split, options.seed, samples);
         }
         d.name = spec;
         return d;

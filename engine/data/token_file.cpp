@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/allocation_limit.h"
 #include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "engine/io/whole_file.h"
@@ -17,7 +18,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 template <class T>
-void append_tokens(std::vector<int64_t>& out, const uint8_t* bytes, size_t count) {
+void append_tokens(std::vector<int64_t>& out, const uint8_t* bytes, size_t count, const std::string& path) {
+    // Widened to int64 (4x a uint16 file): refused before reserving when that cannot fit.
+    require_allocatable(checked_product({count, sizeof(int64_t)}), path + ": " + std::to_string(count) + " token ids",
+                        "widening them to int64");
     out.reserve(out.size() + count);
     for (size_t i = 0; i < count; ++i) {
         T v;
@@ -48,10 +52,10 @@ TokenFile read_token_file(const std::string& path, int64_t vocab_size, const std
                             shape_string(a.shape));
         const auto n = static_cast<size_t>(a.numel());
         switch (a.dtype) {
-            case DType::Int32: append_tokens<int32_t>(f.tokens, a.bytes.data(), n); break;
-            case DType::Int64: append_tokens<int64_t>(f.tokens, a.bytes.data(), n); break;
-            case DType::UInt16: append_tokens<uint16_t>(f.tokens, a.bytes.data(), n); break;
-            case DType::UInt32: append_tokens<uint32_t>(f.tokens, a.bytes.data(), n); break;
+            case DType::Int32: append_tokens<int32_t>(f.tokens, a.bytes.data(), n, path); break;
+            case DType::Int64: append_tokens<int64_t>(f.tokens, a.bytes.data(), n, path); break;
+            case DType::UInt16: append_tokens<uint16_t>(f.tokens, a.bytes.data(), n, path); break;
+            case DType::UInt32: append_tokens<uint32_t>(f.tokens, a.bytes.data(), n, path); break;
             default:
                 throw UserError(path + ": token ids must be int32, int64, uint16 or uint32, got " + dtype_name(a.dtype));
         }
@@ -70,8 +74,8 @@ TokenFile read_token_file(const std::string& path, int64_t vocab_size, const std
             throw UserError(path + ": " + std::to_string(bytes.size()) + " bytes is not a whole number of " + dtype +
                             " token ids");
         const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-        if (width == 2) append_tokens<uint16_t>(f.tokens, p, bytes.size() / 2);
-        else append_tokens<uint32_t>(f.tokens, p, bytes.size() / 4);
+        if (width == 2) append_tokens<uint16_t>(f.tokens, p, bytes.size() / 2, path);
+        else append_tokens<uint32_t>(f.tokens, p, bytes.size() / 4, path);
     } else {
         throw UserError(path + ": not a token file (.npy or .bin)");
     }

@@ -20,10 +20,11 @@ namespace ql {
 
 std::string resolve_model_path(const std::string& model) {
     if (model != "demo") return model;
-    const std::string dir = demo_model_dir();
+    const std::string dir = shipped_demo_dir();
     if (!demo_model_complete(dir))
-        throw UserError("demo: the demo model is not built yet (" + dir +
-                        "); run 'quantlab-cli demo' first (a few minutes on two cores)");
+        throw UserError("demo: the shipped demo model is missing from " + dir +
+                        " (config.json, model.safetensors, quantlab.json); restore it from the QuantLab sources, "
+                        "or train one with 'quantlab-cli demo --retrain' and open it by its path");
     return dir;
 }
 

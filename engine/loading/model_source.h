@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What a MODEL argument names (CLI, recipes, GUI): an HF model folder, a llama.cpp GGUF file
-// (engine/loading/gguf_model.h), or the word "demo" for the cached built-in demo model
-// ($XDG_CACHE_HOME/quantlab/demo). Opens the model together with what data loading needs from
-// it: its tokenizer for text data.
+// (engine/loading/gguf_model.h), or the word "demo" for the shipped built-in demo model
+// (resources/demo; engine/core/demo_folder.h). Opens the model together with what data loading
+// needs from it: its tokenizer for text data.
 #pragma once
 
 #include <memory>
@@ -30,8 +30,8 @@ struct OpenedModel {
     std::shared_ptr<const GgufSource> gguf;
 };
 
-// "demo" -> the demo folder (a UserError telling to run `quantlab-cli demo` when it is not
-// built yet); anything else is returned unchanged.
+// "demo" -> the shipped demo folder (a UserError naming it when it is missing); anything else is
+// returned unchanged. A retrained demo is a folder like any other: it is opened by its path.
 std::string resolve_model_path(const std::string& model);
 
 // A quantized checkpoint opens as its quantized model (quantizers installed, state restored).

@@ -16,6 +16,7 @@
 #include "engine/models/gpt2_model.h"
 #include "engine/models/llama_model.h"
 #include "engine/models/mlp_model.h"
+#include "engine/models/model_size.h"
 
 namespace ql {
 
@@ -140,6 +141,7 @@ void Model::add_norm(NormParams& norm, const std::string& name, int64_t dim, boo
 
 std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config) {
     validate_model_config(config, config.name.empty() ? "model config" : config.name);
+    require_model_fits_memory(config, config.name.empty() ? "model config" : config.name);
     const std::string& a = config.architecture;
     if (a == "gpt2") return std::make_unique<Gpt2Model>(config);
     if (a == "llama" || a == "qwen2") return std::make_unique<LlamaModel>(config);

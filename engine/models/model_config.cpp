@@ -9,6 +9,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/whole_file.h"
+#include "engine/models/model_size.h"
 
 namespace ql {
 namespace {
@@ -300,6 +301,8 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
     }
     c.model_type = type;
     validate_model_config(c, source);
+    // Before any tensor is allocated: a config that asks for more than the machine holds.
+    require_model_fits_memory(c, source);
     return c;
 }
 

@@ -11,6 +11,7 @@
 #include "engine/export/export_report.h"
 #include "engine/export/fakequant_export.h"
 #include "engine/export/report_plots.h"
+#include "engine/io/file_sha256.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/whole_file.h"
 #include "engine/quant/quantized_checkpoint.h"

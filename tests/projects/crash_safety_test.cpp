@@ -39,7 +39,7 @@ TEST(CrashSafety, RepeatedKillsNeverLoseCommittedPointsOrCorruptTheFile) {
         // exists; the others once the run is going, after a random working time.
         const bool early = round % 4 == 0;
         if (!early) {
-            const auto first = writer.read_line(20s);
+            const auto first = writer.read_line(120s);
             ASSERT_TRUE(first.has_value()) << "the writer did not start";
             take(*first);
             ASSERT_NE(run, 0) << *first;

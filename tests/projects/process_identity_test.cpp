@@ -24,8 +24,10 @@ TEST(ProcessIdentity, AnExitedProcessIsDeadEvenBeforeItIsReaped) {
     ProcessIdentity writer = current_process();
     writer.pid = child;
     writer.start_ticks = 0;
-    // A zombie until waitpid: still "dead" for our purposes.
-    for (int i = 0; i < 200 && writer_alive(writer, std::nullopt, unix_time_now(), 60.0); ++i) usleep(5000);
+    // A zombie until waitpid: still "dead" for our purposes. waitid(WNOWAIT) returns once the
+    // child has exited and leaves it unreaped, however long the machine takes to get there.
+    siginfo_t info{};
+    ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
     EXPECT_FALSE(writer_alive(writer, std::nullopt, unix_time_now(), 60.0));
     waitpid(child, nullptr, 0);
     EXPECT_FALSE(writer_alive(writer, std::nullopt, unix_time_now(), 60.0));

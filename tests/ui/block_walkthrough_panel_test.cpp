@@ -233,3 +233,28 @@ TEST(BlockWalkthroughPanel, EngineErrorsBecomeMessages) {
 
 }  // namespace
 }  // namespace ql
+
+namespace ql {
+namespace {
+
+// At the smallest window the layouts are made for (1280x800) and at full HD, the summary under the
+// sample-block chart gets the lines its text needs and never runs over the chart's axis labels.
+TEST(BlockWalkthroughPanel, SummaryLineFitsUnderTheChartFrom1280x800Up) {
+    auto window = test::makeMainWindow();
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 1000), QSize(1920, 1080)}) {
+        window->resize(size);
+        BlockWalkthroughPanel* panel = panelFor(*window, QStringLiteral("nvfp4"));
+        test::settle(50);
+        ASSERT_TRUE(panel->hasResult());
+        auto* metrics = panel->findChild<QLabel*>(QStringLiteral("metrics"));
+        ASSERT_NE(metrics, nullptr);
+        ASSERT_FALSE(metrics->text().isEmpty());
+        const QRect chart(panel->blockPlot()->mapTo(panel, QPoint(0, 0)), panel->blockPlot()->size());
+        const QRect summary(metrics->mapTo(panel, QPoint(0, 0)), metrics->size());
+        EXPECT_FALSE(chart.intersects(summary)) << size.width() << "x" << size.height();
+        EXPECT_GE(metrics->height(), metrics->heightForWidth(metrics->width())) << size.width() << "x" << size.height();
+    }
+}
+
+}  // namespace
+}  // namespace ql

@@ -12,7 +12,7 @@
 
 #include <cmath>
 
-#include "demo_fixture.h"
+#include "wait_for.h"
 #include "plots/bar_chart.h"
 #include "plots/heatmap_plot.h"
 #include "plots/histogram_plot.h"
@@ -34,7 +34,6 @@ using test::waitFor;
 
 class LayerInspectorTest : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() { test::ensureQuickDemo(); }
     void SetUp() override {
         window = test::makeMainWindow();
         w = window->workbench();
@@ -42,7 +41,7 @@ protected:
         QFile::remove(project);
         ASSERT_TRUE(window->openProject(project, true));
         window->openModel(QStringLiteral("demo"));
-        ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 60000));
+        ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 120000));
         window->showView(QStringLiteral("inspector"));
         ASSERT_TRUE(w->inspectorController()->computeStatistics()) << w->lastError().toStdString();
         ASSERT_TRUE(w->runner()->waitForFinished(300000));
@@ -113,7 +112,7 @@ TEST_F(LayerInspectorTest, ChannelClickShowsThatChannelsHistogram) {
     v->showTab(QStringLiteral("outliers"));
     EXPECT_EQ(v->outlierTable()->rowCount(), static_cast<int>(first.weight.top_outliers.size()));
     emit v->channelChart()->barClicked(QStringLiteral("channel 2"));
-    ASSERT_TRUE(waitFor([&] { return v->currentTab() == QLatin1String("histogram"); }, 30000)) << w->lastError().toStdString();
+    ASSERT_TRUE(waitFor([&] { return v->currentTab() == QLatin1String("histogram"); }, 120000)) << w->lastError().toStdString();
     double total = 0;
     for (double c : v->histogramPlot()->drawnCounts()) total += c;
     // One output channel: as many weights as the layer has inputs (minus any outside the range).
@@ -130,7 +129,7 @@ TEST_F(LayerInspectorTest, StatisticsAreStoredInTheProject) {
         for (const auto& s : file.layer_stats(w->runner()->runId())) n += s.kind == "weight_histogram" ? 1 : 0;
         return n;
     };
-    ASSERT_TRUE(waitFor([&] { return histograms() > 0; }, 30000));
+    ASSERT_TRUE(waitFor([&] { return histograms() > 0; }, 120000));
     EXPECT_EQ(histograms(), static_cast<int>(w->inspector()->report()->layers.size()));
     EXPECT_EQ(file.run(w->runner()->runId()).kind, "stats");
 }

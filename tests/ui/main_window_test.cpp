@@ -7,6 +7,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTest>
@@ -100,6 +102,30 @@ TEST(MainWindow, RemembersTheFormatAndScaleModeAcrossSessions) {
     MainWindow again(initialise_engine_runtime());
     EXPECT_EQ(again.formatExplorer()->currentFormat(), "gguf_q5_0");
     EXPECT_EQ(again.formatExplorer()->scaleMode(), FormatExplorerView::ScaleMode::SymLog);
+}
+
+// Every view lays out at 1280x800, the smallest size the layouts are made for: the window is not
+// forced larger by any view's minimum size (a view that needs more height scrolls), and at
+// 1600x1000 no view needs to scroll.
+TEST(MainWindow, EveryViewFitsA1280x800Window) {
+    auto window = test::makeMainWindow(QString());
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 1000)}) {
+        window->resize(size);
+        for (const QString& id : window->viewIds()) {
+            ASSERT_TRUE(window->showView(id));
+            test::settle();
+            EXPECT_EQ(window->size(), size) << id.toStdString() << " forces the window to " << window->width() << "x"
+                                            << window->height();
+            auto* scroll = window->findChild<QScrollArea*>(id + QStringLiteral("-scroll"));
+            ASSERT_NE(scroll, nullptr) << id.toStdString();
+            if (size.width() >= 1600) {
+                EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << id.toStdString();
+                EXPECT_FALSE(scroll->verticalScrollBar()->isVisible()) << id.toStdString();
+            }
+            // Horizontal scrolling is never needed from 1280 pixels up.
+            EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << id.toStdString() << " at " << size.width();
+        }
+    }
 }
 
 TEST(MainWindow, AMissingProjectIsAMessageNotFatal) {

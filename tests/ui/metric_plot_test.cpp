@@ -27,6 +27,7 @@
 #include "plots/plot_style.h"
 #include "ui/theme_manager.h"
 #include "ui_test_support.h"
+#include "wait_for.h"
 
 namespace ql {
 namespace {
@@ -39,6 +40,13 @@ void showPlot(MetricPlot& plot, int w = 900, int h = 480) {
     plot.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
     test::settle(60);
+}
+
+// Lets the coalescing timer fire and the queued replot run, however late a busy machine serves
+// them (a fixed sleep would assume how fast the timer gets its turn).
+void drain(MetricPlot& plot) {
+    ASSERT_TRUE(test::waitFor([&] { return !plot.replotPending(); }, 120000));
+    test::settle();
 }
 
 QPointF centreOfAxisRect(const MetricPlot& plot) { return plot.customPlot()->axisRect()->rect().center(); }
@@ -73,7 +81,7 @@ TEST(MetricPlot, AMillionPointsInThousandChunksStaySortedAndReplotsAreCoalesced)
         plot.appendPoints(id, steps, values);
         QCoreApplication::processEvents();  // the coalescing timer gets its chances
     }
-    test::settle(80);
+    drain(plot);
     const double seconds = static_cast<double>(clock.elapsed()) / 1000.0;
 
     const auto data = plot.rawGraph(id)->data();
@@ -90,6 +98,27 @@ TEST(MetricPlot, AMillionPointsInThousandChunksStaySortedAndReplotsAreCoalesced)
     EXPECT_LE(replots, 30.0 * seconds + 1);  // ≤ 30 per second, however fast the appends came
     // Follow is on: the newest step is in view.
     EXPECT_GE(plot.customPlot()->xAxis->range().upper, 999999.0);
+}
+
+// Three plots side by side on a 1280-pixel window leave ~330 pixels each: the tool bar wraps onto
+// a second row, and every control keeps at least its own size (no "Smoothin", no "eset zoo").
+TEST(MetricPlot, ToolBarWrapsInsteadOfClippingItsLabels) {
+    for (const int width : {900, 330, 260}) {
+        MetricPlot plot;
+        showPlot(plot, width, 300);
+        drain(plot);
+        if (width >= 900) EXPECT_EQ(plot.toolbarRows(), 1);
+        else EXPECT_GE(plot.toolbarRows(), 2) << width;
+        for (const char* name : {"logY", "smoothing", "smoothingValue", "follow", "resetZoom"}) {
+            auto* control = plot.findChild<QWidget*>(QString::fromLatin1(name));
+            ASSERT_NE(control, nullptr) << name;
+            const QRect inPlot(control->mapTo(&plot, QPoint(0, 0)), control->size());
+            EXPECT_TRUE(plot.rect().contains(inPlot)) << name << " at width " << width;
+            EXPECT_GE(control->width(), control->minimumSizeHint().width()) << name << " at width " << width;
+        }
+        // The plot keeps the room the tool bar leaves.
+        EXPECT_GT(plot.customPlot()->height(), 100) << width;
+    }
 }
 
 TEST(MetricPlot, SmoothingIsTensorBoardsDebiasedEmaAndIsIncremental) {
@@ -191,7 +220,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
         values.push_back(1.0 / (1 + i));
     }
     plot.appendPoints(id, steps, values);
-    test::settle(80);
+    drain(plot);
     ASSERT_TRUE(plot.follow());
     QCustomPlot* cp = plot.customPlot();
     const QCPRange followed = cp->xAxis->range();
@@ -210,7 +239,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
     // New data no longer moves the view.
     const QCPRange zoomed = cp->xAxis->range();
     plot.appendPoints(id, {150, 200}, {0.01, 0.005});
-    test::settle(80);
+    drain(plot);
     EXPECT_DOUBLE_EQ(cp->xAxis->range().lower, zoomed.lower);
     EXPECT_DOUBLE_EQ(cp->xAxis->range().upper, zoomed.upper);
 
@@ -221,7 +250,7 @@ TEST(MetricPlot, WheelZoomStopsFollowingAndDoubleClickResumes) {
 
     QTest::mouseDClick(cp, Qt::LeftButton, {}, centreOfAxisRect(plot).toPoint());
     EXPECT_TRUE(plot.follow());
-    test::settle(80);
+    drain(plot);
     EXPECT_GE(cp->xAxis->range().upper, 200.0);
     EXPECT_LE(cp->xAxis->range().lower, 0.0);
     EXPECT_TRUE(plot.findChild<QCheckBox*>("follow")->isChecked());
@@ -236,7 +265,7 @@ TEST(MetricPlot, CrosshairListsEveryVisibleSeriesAtTheNearestStep) {
     plot.appendPoints(a, {0, 10, 20, 30}, {1, 2, 3, 4});
     plot.appendPoints(b, {0, 10, 20, 30}, {5, 6, 7, 8.25});
     plot.appendPoints(c, {5, 25}, {9, 10});  // logs at other steps
-    test::settle(80);
+    drain(plot);
     QCustomPlot* cp = plot.customPlot();
     const QPointF at(cp->xAxis->coordToPixel(19), centreOfAxisRect(plot).y());
 
@@ -263,7 +292,7 @@ TEST(MetricPlot, LegendClickHidesAndShowsASeries) {
     const int b = plot.addSeries("run-b", "loss");
     plot.appendPoints(a, {0, 1}, {1, 2});
     plot.appendPoints(b, {0, 1}, {3, 4});
-    test::settle(80);
+    drain(plot);
     QCustomPlot* cp = plot.customPlot();
     QCPAbstractLegendItem* item = cp->legend->itemWithPlottable(plot.rawGraph(b));
     ASSERT_NE(item, nullptr);
@@ -279,7 +308,7 @@ TEST(MetricPlot, LegendClickHidesAndShowsASeries) {
     // Still in the legend, so it can be turned back on.
     ASSERT_NE(cp->legend->itemWithPlottable(plot.rawGraph(b)), nullptr);
 
-    test::settle(80);
+    drain(plot);
     QTest::mouseClick(cp, Qt::LeftButton, {}, cp->legend->itemWithPlottable(plot.rawGraph(b))->rect().center());
     EXPECT_TRUE(plot.isSeriesVisible(b));
     EXPECT_TRUE(plot.rawGraph(b)->visible());
@@ -296,7 +325,7 @@ TEST(MetricPlot, NarrowPlotsWrapTheLegendInsteadOfClippingNames) {
     for (int i = 0; i < legend->itemCount(); ++i)
         EXPECT_LE(legend->item(i)->outerRect().right(), plot.customPlot()->width()) << "item " << i;
     plot.resize(1400, 320);
-    test::settle(80);
+    drain(plot);
     plot.customPlot()->replot(QCustomPlot::rpImmediateRefresh);
     EXPECT_EQ(legend->wrap(), 4);  // wide: one row
 }
@@ -422,7 +451,7 @@ TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
         plot.appendPoints(kl, {0, 1000, 2000, 3000, 4000, 5000, 6000}, {1.9, 1.3, 1.1, 1.02, 0.98, 0.96, 0.95});
         plot.setSmoothing(0.8);
         showPlot(plot, 900, 460);
-        test::settle(80);
+        drain(plot);
         QCustomPlot* cp = plot.customPlot();
         plot.crosshairAt(QPointF(cp->xAxis->coordToPixel(2400), cp->axisRect()->rect().center().y()));
         const QImage image = plot.grab().toImage();
@@ -440,7 +469,7 @@ TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
         plot.setLogY(true);
         plot.hideCrosshair();
         plot.resize(480, 340);
-        test::settle(80);
+        drain(plot);
         EXPECT_GT(cp->yAxis->range().lower, 0.0);
         if (!keep.isEmpty())
             plot.grab().save(QStringLiteral("%1/metric-log-narrow-%2.png").arg(keep, ThemeManager::name(theme)));

@@ -27,7 +27,7 @@ TEST(ScreenshotRunner, WritesEachShotAsAPng) {
     runner.setShots(shots);
     QSignalSpy done(&runner, &ScreenshotRunner::finished);
     runner.start();
-    ASSERT_TRUE(done.wait(30000));
+    ASSERT_TRUE(done.wait(120000));
     EXPECT_EQ(done.at(0).at(0).toInt(), 0);
     ASSERT_EQ(runner.written().size(), 2);
     for (const QString& path : runner.written()) {

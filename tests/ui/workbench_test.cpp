@@ -19,7 +19,9 @@
 
 #include <qcustomplot.h>
 
-#include "demo_fixture.h"
+#include "wait_for.h"
+#include "engine/api/model_api.h"
+#include "engine/core/demo_folder.h"
 #include "plots/bar_chart.h"
 #include "projects/project_file.h"
 #include "ui/compare_view.h"
@@ -41,14 +43,13 @@ using test::waitFor;
 class WorkbenchTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        test::ensureQuickDemo();
         window = test::makeMainWindow();
         w = window->workbench();
     }
     void TearDown() override {
         if (w->runner()->isRunning()) {
             w->cancelRun();
-            w->runner()->waitForFinished(60000);
+            w->runner()->waitForFinished(120000);
         }
         window.reset();
     }
@@ -60,7 +61,7 @@ protected:
     void openDemoModelIn(const QString& project) {
         ASSERT_TRUE(window->openProject(project, true));
         window->openModel(QStringLiteral("demo"));
-        ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 60000)) << w->lastError().toStdString();
+        ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 120000)) << w->lastError().toStdString();
     }
     // Short training so the suite stays fast: a few steps on small batches.
     void shortTraining(int steps) {
@@ -83,19 +84,46 @@ protected:
 };
 
 TEST_F(WorkbenchTest, OpensTheDemoProjectWithItsModelAndTheQadPresetReady) {
+    // A first start: no demo project, nothing in the cache. The shipped model opens; nothing trains.
+    ASSERT_FALSE(QFileInfo::exists(QString::fromStdString(retrained_demo_dir())));
     w->openDemo();
-    ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 60000)) << w->lastError().toStdString();
+    EXPECT_FALSE(w->runner()->isRunning());
+    ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 120000)) << w->lastError().toStdString();
+    EXPECT_FALSE(w->runner()->isRunning());
     EXPECT_EQ(w->projectPath(), QFileInfo(Workbench::demoProjectPath()).absoluteFilePath());
     EXPECT_TRUE(QFileInfo::exists(Workbench::demoProjectPath()));
     EXPECT_EQ(w->modelPath(), QStringLiteral("demo"));
     EXPECT_TRUE(w->modelPanel()->summary().is_demo);
+    EXPECT_EQ(w->modelPanel()->summary().path, shipped_demo_dir());
     EXPECT_GT(w->modelPanel()->visibleLayerCount(), 4);
     EXPECT_EQ(w->recipeEditor()->preset(), QStringLiteral("NVFP4_DEFAULT"));
     EXPECT_EQ(w->recipeEditor()->method(), RunSetup::Method::Qad);
     // The planner's suggestion appears beside the step count for the demo (its FP tokens are known).
     EXPECT_TRUE(waitFor([&] {
         return w->recipeEditor()->findChild<QLabel*>(QStringLiteral("planner"))->text().contains(QStringLiteral("steps"));
-    }, 5000));
+    }, 120000));
+}
+
+TEST_F(WorkbenchTest, RetrainDemoTrainsIntoTheCacheWithLiveCurvesThenOpensIt) {
+    const QString project = freshProject(QStringLiteral("retrain.qlab"));
+    openDemoModelIn(project);
+    ASSERT_TRUE(w->retrainDemo(3)) << w->lastError().toStdString();
+    EXPECT_EQ(window->currentViewId(), QStringLiteral("dashboard"));
+    EXPECT_FALSE(w->retrainDemo(3)) << "a second run while one is in progress";
+    ASSERT_TRUE(w->runner()->waitForFinished(300000));
+    const qint64 run = w->runner()->runId();
+    const projects::RunRecord r = runRecord(project, run);
+    EXPECT_EQ(r.status, projects::RunStatus::Completed) << r.message;
+    EXPECT_EQ(r.kind, "demo");
+    ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) == 3; }, 120000));
+    EXPECT_GE(w->dashboard()->pointCount(run, QStringLiteral("eval/exact_match")), 1);
+    const QString cached = QString::fromStdString(retrained_demo_dir());
+    EXPECT_TRUE(demo_model_complete(retrained_demo_dir()));
+    // The retrained model opens by its path; "demo" stays the shipped one.
+    ASSERT_TRUE(waitFor([&] { return w->modelPath() == cached && w->modelPanel()->hasModel(); }, 120000))
+        << w->modelPath().toStdString() << " " << w->lastError().toStdString();
+    EXPECT_TRUE(w->modelPanel()->summary().is_demo);
+    EXPECT_EQ(inspect_model("demo").path, shipped_demo_dir());
 }
 
 TEST_F(WorkbenchTest, LayerFilterAndPerLayerFormatOverride) {
@@ -132,7 +160,7 @@ TEST_F(WorkbenchTest, QuickStartQadRunsLiveAndCancels) {
     shortTraining(400);
     click(QStringLiteral("startRun"));           // click 2: start; the dashboard comes up by itself
     EXPECT_EQ(window->currentViewId(), QStringLiteral("dashboard"));
-    ASSERT_TRUE(waitFor([&] { return w->runner()->runId() > 0; }, 30000));
+    ASSERT_TRUE(waitFor([&] { return w->runner()->runId() > 0; }, 120000));
     const qint64 run = w->runner()->runId();
     ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 3; }, 120000))
         << w->lastError().toStdString();
@@ -140,7 +168,7 @@ TEST_F(WorkbenchTest, QuickStartQadRunsLiveAndCancels) {
     EXPECT_GE(w->dashboard()->pointCount(run, QStringLiteral("train/lr")), 1);
     EXPECT_FALSE(w->runControls()->progressText().isEmpty());
     click(QStringLiteral("cancelRun"));
-    ASSERT_TRUE(w->runner()->waitForFinished(60000));
+    ASSERT_TRUE(w->runner()->waitForFinished(120000));
     EXPECT_EQ(runRecord(project, run).status, projects::RunStatus::Cancelled);
     EXPECT_TRUE(w->runControls()->startButton()->isEnabled());
 }
@@ -151,14 +179,14 @@ TEST_F(WorkbenchTest, PauseThenResumeContinuesTheSameRunToTheEnd) {
     w->recipeEditor()->applyQuickStart(QStringLiteral("NVFP4 QAT"));
     shortTraining(60);
     ASSERT_TRUE(w->startRun());
-    ASSERT_TRUE(waitFor([&] { return w->runner()->runId() > 0; }, 30000));
+    ASSERT_TRUE(waitFor([&] { return w->runner()->runId() > 0; }, 120000));
     const qint64 run = w->runner()->runId();
     ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 2; }, 120000));
     click(QStringLiteral("pauseRun"));
-    ASSERT_TRUE(w->runner()->waitForFinished(60000));
+    ASSERT_TRUE(w->runner()->waitForFinished(120000));
     ASSERT_EQ(runRecord(project, run).status, projects::RunStatus::Cancelled);
     w->explorer()->selectRuns({run});
-    ASSERT_TRUE(waitFor([&] { return w->runControls()->resumeButton()->isEnabled(); }, 5000));
+    ASSERT_TRUE(waitFor([&] { return w->runControls()->resumeButton()->isEnabled(); }, 120000));
     click(QStringLiteral("resumeRun"));
     ASSERT_TRUE(w->runner()->waitForFinished(180000));
     EXPECT_EQ(w->runner()->runId(), run);
@@ -183,11 +211,11 @@ TEST_F(WorkbenchTest, ComparesTwoPtqRunsAndHighlightsTheBest) {
             << runRecord(project, w->runner()->runId()).message;
         runs << w->runner()->runId();
     }
-    ASSERT_TRUE(waitFor([&] { return w->explorer()->runs().size() == 2; }, 10000));
+    ASSERT_TRUE(waitFor([&] { return w->explorer()->runs().size() == 2; }, 120000));
     w->explorer()->selectRuns(runs);
     window->showView(QStringLiteral("compare"));
     QTableWidget* table = w->compareView()->table();
-    ASSERT_TRUE(waitFor([&] { return table->rowCount() == 2 && table->columnCount() > 4; }, 10000));
+    ASSERT_TRUE(waitFor([&] { return table->rowCount() == 2 && table->columnCount() > 4; }, 120000));
     // Both runs have accuracy, KL and size; the FP8 run is the larger one.
     const int best = w->compareView()->bestRow(QStringLiteral("model/bits_per_parameter"));
     ASSERT_GE(best, 0);
@@ -211,10 +239,10 @@ TEST_F(WorkbenchTest, WatchesARunThatQuantlabCliWritesInAnotherProcess) {
                // Small evaluations and calibration: the test is about watching, not accuracy.
                QStringLiteral("--eval-samples"), QStringLiteral("64"), QStringLiteral("--calib-samples"), QStringLiteral("16"),
                QStringLiteral("--out"), out, QStringLiteral("--force"), QStringLiteral("--project"), project});
-    ASSERT_TRUE(cli.waitForStarted(10000));
-    ASSERT_TRUE(waitFor([&] { return QFileInfo::exists(project); }, 60000)) << cli.readAll().toStdString();
+    ASSERT_TRUE(cli.waitForStarted(120000));
+    ASSERT_TRUE(waitFor([&] { return QFileInfo::exists(project); }, 120000)) << cli.readAll().toStdString();
     ASSERT_TRUE(window->openProject(project));
-    ASSERT_TRUE(waitFor([&] { return w->explorer()->runs().size() == 1; }, 30000));
+    ASSERT_TRUE(waitFor([&] { return w->explorer()->runs().size() == 1; }, 120000));
     const qint64 run = w->explorer()->runs().front().id;
     w->explorer()->selectRuns({run});
     ASSERT_TRUE(waitFor([&] { return w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 1; }, 240000))
@@ -224,7 +252,7 @@ TEST_F(WorkbenchTest, WatchesARunThatQuantlabCliWritesInAnotherProcess) {
     ASSERT_TRUE(waitFor([&] {
         return !w->explorer()->runs().isEmpty() && w->explorer()->runs().front().status == QLatin1String("completed") &&
                w->dashboard()->pointCount(run, QStringLiteral("train/loss")) >= 40;
-    }, 30000));
+    }, 120000));
 }
 
 TEST_F(WorkbenchTest, BadProjectFileAndBadModelFolderGiveMessagesNotCrashes) {
@@ -241,7 +269,7 @@ TEST_F(WorkbenchTest, BadProjectFileAndBadModelFolderGiveMessagesNotCrashes) {
     const QString empty = QDir(test::scratchDir()).filePath(QStringLiteral("empty-model"));
     QDir().mkpath(empty);
     window->openModel(empty);
-    ASSERT_TRUE(waitFor([&] { return w->lastError().contains(QStringLiteral("empty-model")); }, 30000)) << w->lastError().toStdString();
+    ASSERT_TRUE(waitFor([&] { return w->lastError().contains(QStringLiteral("empty-model")); }, 120000)) << w->lastError().toStdString();
     EXPECT_FALSE(w->modelPanel()->hasModel());
     EXPECT_FALSE(w->runControls()->startButton()->isEnabled());
 }
