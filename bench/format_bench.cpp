@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Memcpy, FakeQuant/<format> and FakeQuantTorchOps/<format> on one float32 tensor of 64 Mi
 // elements. Bytes processed = bytes read + bytes written, so every result is directly
-// comparable with Memcpy's bandwidth measured in the same run.
+// comparable with Memcpy's bandwidth measured in the same run. FakeQuant/<format> runs the
+// kernels' active CPU clone (named in the report's context, bench_context.cpp);
+// KernelClone/<clone>/<format> runs each other clone this CPU supports on the same data.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 
+#include "bench/fake_quant_formats.h"
 #include "bench/torch_ops_formats.h"
 #include "engine/core/engine_runtime.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
+#include "kernels/cpu_dispatch.h"
 #include "kernels/parallel.h"
 
 namespace {
@@ -45,20 +49,22 @@ void BM_Memcpy(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * kElements * 8);
 }
 
-void BM_FakeQuant(benchmark::State& state, const std::string& format) {
-    ql::QuantOptions o;
-    o.format = format;
-    if (format == "int4" || format == "int8") {
-        o.granularity = "group";
-        o.group_size = 128;
-    }
-    const ql::QuantSpec spec = ql::resolve_spec(o, ql::shape_of(input()));
+void BM_FakeQuant(benchmark::State& state, const ql::QuantOptions& options) {
+    const ql::QuantSpec spec = ql::resolve_spec(options, ql::shape_of(input()));
     at::Tensor& out = output();
     for (auto _ : state) {
         ql::fake_quantize_into(input(), out, spec);
         benchmark::ClobberMemory();
     }
     state.SetBytesProcessed(state.iterations() * kElements * 8);
+}
+
+// The same with another clone than the active one (restored afterwards).
+void BM_KernelClone(benchmark::State& state, ql::kernels::CpuClone clone, const ql::QuantOptions& options) {
+    const ql::kernels::CpuClone active = ql::kernels::active_cpu_clone();
+    ql::kernels::set_cpu_clone(clone);
+    BM_FakeQuant(state, options);
+    ql::kernels::set_cpu_clone(active);
 }
 
 void BM_FakeQuantTorchOps(benchmark::State& state, const std::string& format) {
@@ -71,11 +77,20 @@ void BM_FakeQuantTorchOps(benchmark::State& state, const std::string& format) {
 
 const int kRegistered = [] {
     benchmark::RegisterBenchmark("Memcpy", BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
-    for (const char* f : {"nvfp4", "mxfp4", "fp8_e4m3", "int4", "nf4", "mxfp8_e4m3", "mxfp6_e2m3", "mxint8", "int8",
-                          "fp8_e5m2", "gguf_q4_0", "gguf_q8_0", "gguf_mxfp4", "bf16"})
-        benchmark::RegisterBenchmark(("FakeQuant/" + std::string(f)).c_str(), BM_FakeQuant, std::string(f))
+    for (const auto& c : ql::bench::fake_quant_configs())
+        benchmark::RegisterBenchmark(("FakeQuant/" + c.name).c_str(), BM_FakeQuant, c.options)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+    for (ql::kernels::CpuClone clone : ql::kernels::cpu_clones()) {
+        if (clone == ql::kernels::active_cpu_clone() || !ql::kernels::cpu_clone_supported(clone)) continue;
+        for (const auto& c : ql::bench::fake_quant_configs())
+            if (!c.gguf)
+                benchmark::RegisterBenchmark(
+                    ("KernelClone/" + std::string(ql::kernels::cpu_clone_name(clone)) + "/" + c.name).c_str(),
+                    BM_KernelClone, clone, c.options)
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime();
+    }
     for (const auto& f : ql::bench::torch_ops_formats())
         benchmark::RegisterBenchmark(("FakeQuantTorchOps/" + f).c_str(), BM_FakeQuantTorchOps, f)
             ->Unit(benchmark::kMillisecond)

@@ -14,15 +14,48 @@ namespace {
 // Statistics as integers (FiniteAbsmax, FiniteRange: kernels/magnitude_bits.h), so that the
 // reductions vectorise in the clones.
 template <class Stat>
-QL_CPU_CLONES Stat span_statistic(const float* __restrict x, int64_t n) {
+QL_INLINE Stat span_statistic_in_clone(const float* __restrict x, int64_t n) {
     return statistic_of<Stat>(x, n);
+}
+
+// The finite amax as the maximum of all magnitude bits (an and and a max per vector, where
+// masking out NaN and Inf costs two more), recomputed with the mask only for a span that holds
+// NaN or Inf.
+// 32 independent lanes (four AVX2 accumulators) keep the loop on load throughput.
+template <>
+QL_INLINE FiniteAbsmax span_statistic_in_clone<FiniteAbsmax>(const float* __restrict x, int64_t n) {
+    constexpr int64_t kLanes = 32;
+    uint32_t lane[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int64_t j = 0; j < kLanes; ++j) {
+            const uint32_t a = magnitude_bits(x[i + j]);
+            lane[j] = a > lane[j] ? a : lane[j];
+        }
+    uint32_t m = statistic_of<AnyAbsmax>(x + i, n - i).m;
+    for (int64_t j = 0; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
+    if (m < kInfBits) return FiniteAbsmax{m};
+    return statistic_of<FiniteAbsmax>(x, n);
+}
+
+template <class Stat>
+Stat span_statistic(const float* x, int64_t n) {
+    Stat s;
+    run_cpu_clone([&]() QL_CLONE_BODY { s = span_statistic_in_clone<Stat>(x, n); });
+    return s;
 }
 
 // inner == 1: contiguous rows of `channels` values; acc[c] accumulates channel c.
 template <class Stat>
-QL_CPU_CLONES void rows_statistic(const float* __restrict x, int64_t rows, int64_t channels, Stat* __restrict acc) {
+QL_INLINE void rows_statistic_in_clone(const float* __restrict x, int64_t rows, int64_t channels,
+                                       Stat* __restrict acc) {
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < channels; ++c) acc[c].add(x[r * channels + c]);
+}
+
+template <class Stat>
+void rows_statistic(const float* x, int64_t rows, int64_t channels, Stat* acc) {
+    run_cpu_clone([&]() QL_CLONE_BODY { rows_statistic_in_clone<Stat>(x, rows, channels, acc); });
 }
 
 // Statistics for channels [c0, c1) over outer indices [o0, o1), merged into acc[c - c0].

@@ -67,28 +67,40 @@ struct IntStep {
         return s;
     }
 
-    // The integer code as a float (exact) for finite or infinite x; NaN for NaN x. Clamping
-    // before the RNE keeps the argument small (|.| < 2^23) and is equivalent: anything beyond
-    // the code range by more than 1 clamps to the same end either way.
+    // The integer code as a float (exact) for finite or infinite x; NaN for NaN x. The code
+    // range's ends are integers, so clamping before the RNE is the same as clamping after, and
+    // keeps the argument small (|.| <= 255) for rne_bounded.
     template <bool ASYM>
     QL_HD float code(float x) const {
-        if (ASYM) {
-            float t = x * inv_scale;
-            const float a = lo - zp - 1.0f, b = hi - zp + 1.0f;
-            t = t < a ? a : (t > b ? b : t);
-            const float q = rne_small(t) + zp;
-            return q < lo ? lo : (q > hi ? hi : q);
-        }
-        float t = x / scale;  // +-Inf or NaN when scale == 0: replaced below
-        t = t < lo - 1.0f ? lo - 1.0f : (t > hi + 1.0f ? hi + 1.0f : t);
-        const float q = rne_small(t);
-        const float c = q < lo ? lo : (q > hi ? hi : q);
-        return scale == 0.0f ? 0.0f : c;
+        const float c = code_for_nonzero_scale<ASYM>(x);
+        return !ASYM && scale == 0.0f ? 0.0f : c;
+    }
+
+    // code() for a quantizer whose scale is not 0 (always true when asymmetric); the CPU kernels
+    // test a symmetric scale once per group or channel.
+    template <bool ASYM>
+    QL_HD float code_for_nonzero_scale(float x) const {
+        // Two selects in a row, not nested: GCC makes each a vector min or max (NaN passes both,
+        // as it did the nested form), where the nested form became three compares and two blends.
+        const float a = ASYM ? lo - zp : lo, b = ASYM ? hi - zp : hi;
+        float t = ASYM ? x * inv_scale : x / scale;
+        t = t > b ? b : t;
+        t = t < a ? a : t;
+        return ASYM ? rne_bounded(t) + zp : rne_bounded(t);  // |t| <= 255
     }
 
     template <bool ASYM>
     QL_HD float fake(float x) const {
         const float v = (code<ASYM>(x) - zp) * scale;
+        return is_nan_bits(x) ? x : v;
+    }
+
+    // fake() for a nonzero scale. Symmetric: zp is 0 and c - 0 == c for every c (-0 included),
+    // so the subtraction is left out.
+    template <bool ASYM>
+    QL_HD float fake_for_nonzero_scale(float x) const {
+        const float c = code_for_nonzero_scale<ASYM>(x);
+        const float v = ASYM ? (c - zp) * scale : c * scale;
         return is_nan_bits(x) ? x : v;
     }
 

@@ -17,7 +17,7 @@ struct MxFloatElement {
     static constexpr int emax = F::emax;
     QL_HD static float max_element() { return F::max_finite(); }
     // The grid value (signed) in the scaled domain.
-    QL_HD static float round(float v) { return copy_sign_of(round_to_grid<F>(abs_bits(v)), v); }
+    QL_HD static float round(float v) { return with_sign_of(round_to_grid<F>(abs_bits(v)), v); }
     QL_HD static uint8_t encode(float v) { return static_cast<uint8_t>(encode_element<F>(v)); }
     QL_HD static float decode(uint8_t c) { return decode_element<F>(c); }
     QL_HD static uint8_t nan_code() { return static_cast<uint8_t>(F::nan_code); }
@@ -28,7 +28,7 @@ struct MxInt8Element {
     static constexpr int emax = 0;
     QL_HD static float max_element() { return 127.0f / 64.0f; }
     QL_HD static float clamped_steps(float v) {
-        float k = rne_small(v * 64.0f);  // |v| < 4 here, so |64 v| < 2^23
+        float k = rne_bounded(v * 64.0f);  // |v| < 2 here (amax < 2^(emax + 1), emax 0), so |64 v| < 128
         k = k > 127.0f ? 127.0f : k;
         k = k < -127.0f ? -127.0f : k;
         return k;
@@ -76,6 +76,19 @@ struct MxBlockScale {
 
 QL_HD MxBlockScale mx_block_scale(uint8_t byte) {
     return {e8m0_reciprocal(byte), e8m0_to_float(byte), byte == kE8m0Nan};
+}
+
+// The same two powers of two for a byte that is not the NaN byte (0..254), branch-free so that
+// the CPU kernels compute a tile's scales in one vector loop: 2^(127 - byte) is subnormal only
+// for byte 254, 2^(byte - 127) only for byte 0.
+QL_HD float mx_block_rcp(uint8_t byte) {
+    const uint32_t normal = static_cast<uint32_t>(254 - byte) << 23;
+    return bits_float(byte == 254 ? 0x00400000u : normal);
+}
+
+QL_HD float mx_block_scale_value(uint8_t byte) {
+    const uint32_t normal = static_cast<uint32_t>(byte) << 23;
+    return bits_float(byte == 0 ? 0x00400000u : normal);
 }
 
 // A block with the NaN scale decodes to NaN entirely; its codes are the element's NaN code.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/block_iteration.h"
+#include "kernels/block_magnitude_max.h"
 #include "kernels/cpu_dispatch.h"
 #include "kernels/magnitude_bits.h"
 #include "kernels/nf4_rounding.h"
@@ -92,28 +93,95 @@ struct Nf4Tables {
 
 QL_INLINE float block_absmax(const float* x, int64_t len) { return statistic_of<FiniteAbsmax>(x, len).value(); }
 
-QL_CPU_CLONES
-void fake_quant_range(const float* __restrict x, float* __restrict y, int64_t len, float absmax,
-                      const Nf4Tables& shared) {
+// The same tables with every value repeated across kLanes lanes, for the tiled fake-quant loop:
+// the 31 values do not fit in 16 vector registers, and a compare or blend can take a whole
+// vector from memory but not a broadcast scalar (before AVX-512), so without these each of the
+// 15 steps cost two broadcasts besides its compare and blend.
+struct Nf4LaneTables {
+    static constexpr int kLanes = 16;  // one AVX-512 register, two AVX2 registers
+    alignas(64) float thresholds[15][kLanes];
+    alignas(64) float codebook[16][kLanes];
+    // The clamp bounds -1 and 1 as data: with the constants, GCC merged the two selects of the
+    // clamp into three compares and three blends; with bounds it cannot see, they stay a vector
+    // min and max (NaN passes both, as in clamp_unit).
+    alignas(64) float lower[kLanes];
+    alignas(64) float upper[kLanes];
+
+    Nf4LaneTables() {
+        const float* th = nf4_thresholds();
+        for (int l = 0; l < kLanes; ++l) {
+            lower[l] = -1.0f;
+            upper[l] = 1.0f;
+            for (int i = 0; i < 15; ++i) thresholds[i][l] = th[i];
+            for (int i = 0; i < 16; ++i) codebook[i][l] = kNf4Codebook[i];
+        }
+    }
+};
+
+// nf4_fake_element (nf4_rounding.h) for lane l of a chunk of kLanes elements, reading the
+// lane tables: the same compares and selects, in the same order.
+QL_INLINE float nf4_fake_lane(float x, const BlockwiseScale& k, const Nf4LaneTables& t, int l) {
+    float s = x * k.inv;  // k.scaled(x) of a full block, clamped with the bounds from memory
+    s = s > t.upper[l] ? t.upper[l] : s;
+    s = s < t.lower[l] ? t.lower[l] : s;
+    float v = t.codebook[0][l];
+    for (int i = 0; i < 15; ++i) {
+        const float next = t.codebook[i + 1][l];  // loaded unconditionally: a conditional load became a masked load
+        v = s > t.thresholds[i][l] ? next : v;
+    }
+    const float q = v * k.absmax;
+    return is_nan_bits(x) ? x : q;
+}
+
+QL_INLINE void fake_quant_range(const float* __restrict x, float* __restrict y, int64_t len, float absmax,
+                                const Nf4Tables& shared) {
     const Nf4Tables r = shared;
     const BlockwiseScale k = blockwise_scale(absmax, false);
     for (int64_t i = 0; i < len; ++i) y[i] = nf4_fake_element(x[i], k, r.thresholds, r.codebook);
 }
 
-QL_CPU_CLONES
-void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks, const Nf4Tables& shared) {
-    const Nf4Tables r = shared;
-    for (int64_t b = 0; b < nblocks; ++b) {
-        const float* xb = x + b * kNf4Block;
-        float* yb = y + b * kNf4Block;
-        const BlockwiseScale k = blockwise_scale(block_absmax(xb, kNf4Block), false);
-        for (int i = 0; i < kNf4Block; ++i) yb[i] = nf4_fake_element(xb[i], k, r.thresholds, r.codebook);
+// Blocks of 64 in tiles of 8: the eight absmaxes at once (block_magnitude_max.h), then each
+// block's elements in chunks of Nf4LaneTables::kLanes with the scale broadcast.
+QL_INLINE void fake_quant_blocks64(const float* __restrict x, float* __restrict y, int64_t nblocks,
+                                   const Nf4LaneTables& t) {
+    constexpr int64_t kTile = 8;
+    constexpr int kLanes = Nf4LaneTables::kLanes;
+    float amax[kTile];
+    for (int64_t t0 = 0; t0 < nblocks; t0 += kTile) {
+        const int64_t nt = nblocks - t0 < kTile ? nblocks - t0 : kTile;
+        const float* xt = x + t0 * kNf4Block;
+        float* yt = y + t0 * kNf4Block;
+        finite_block_amax<kNf4Block>(xt, nt, amax);
+        for (int64_t b = 0; b < nt; ++b) {
+            const BlockwiseScale k = blockwise_scale(amax[b], false);
+            const float* xb = xt + b * kNf4Block;
+            float* yb = yt + b * kNf4Block;
+            for (int c = 0; c < kNf4Block; c += kLanes)
+                for (int l = 0; l < kLanes; ++l) yb[c + l] = nf4_fake_lane(xb[c + l], k, t, l);
+        }
     }
+}
+
+QL_INLINE void encode_range(const float* __restrict x, uint8_t* __restrict codes, int64_t len, const BlockwiseScale& k,
+                            const Nf4Tables& shared) {
+    const Nf4Tables r = shared;
+    for (int64_t i = 0; i < len; ++i) codes[i] = nf4_code_element(x[i], k, r.thresholds);
+}
+
+QL_INLINE void decode_range(const uint8_t* __restrict codes, float* __restrict y, int64_t len, float absmax,
+                            const Nf4Tables& shared) {
+    const Nf4Tables r = shared;
+    for (int64_t i = 0; i < len; ++i) y[i] = nf4_decode_element(codes[i], absmax, r.codebook);
 }
 
 const Nf4Tables& tables() {
     static const Nf4Tables r;
     return r;
+}
+
+const Nf4LaneTables& lane_tables() {
+    static const Nf4LaneTables t;
+    return t;
 }
 
 }  // namespace
@@ -157,8 +225,10 @@ void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
     const Nf4Tables& r = tables();
     const RowBlocks L{1, n, block};
     if (block == kNf4Block && n % block == 0) {
+        const Nf4LaneTables& t = lane_tables();
         parallel_ranges(n / block, 512, 1, [&](int64_t b0, int64_t b1) {
-            fake_quant_blocks64(x + b0 * block, y + b0 * block, b1 - b0, r);
+            run_cpu_clone(
+                [&]() QL_CLONE_BODY { fake_quant_blocks64(x + b0 * block, y + b0 * block, b1 - b0, t); });
         });
         return;
     }
@@ -171,7 +241,7 @@ void nf4_fake_quant(const float* x, float* y, int64_t n, int64_t block) {
                 for (int64_t i = off; i < off + len; ++i) y[i] = nf4_fake_element(x[i], k, r.thresholds, r.codebook);
                 continue;
             }
-            fake_quant_range(x + off, y + off, len, am, r);
+            run_cpu_clone([&]() QL_CLONE_BODY { fake_quant_range(x + off, y + off, len, am, r); });
         }
     });
 }
@@ -184,18 +254,18 @@ void nf4_encode(const float* x, int64_t n, int64_t block, uint8_t* codes, float*
             const int64_t off = b * block, len = std::min(block, n - off);
             const BlockwiseScale k = blockwise_scale(block_absmax(x + off, len), len < block);
             absmax[b] = k.absmax;
-            for (int64_t i = off; i < off + len; ++i) codes[i] = nf4_code_element(x[i], k, r.thresholds);
+            run_cpu_clone([&]() QL_CLONE_BODY { encode_range(x + off, codes + off, len, k, r); });
         }
     });
 }
 
 void nf4_decode(const uint8_t* codes, const float* absmax, int64_t n, int64_t block, float* y) {
+    const Nf4Tables& r = tables();
     const int64_t nb = (n + block - 1) / block;
     parallel_ranges(nb, std::max<int64_t>(1, 32768 / block), 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
-            const float am = absmax[b];
-            for (int64_t i = off; i < off + len; ++i) y[i] = nf4_decode_element(codes[i], am, kNf4Codebook);
+            run_cpu_clone([&]() QL_CLONE_BODY { decode_range(codes + off, y + off, len, absmax[b], r); });
         }
     });
 }

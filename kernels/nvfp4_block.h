@@ -21,7 +21,7 @@ QL_HD uint8_t nvfp4_scale_code(float s) { return static_cast<uint8_t>(encode_ele
 // The block's denominator float(s8) * g. decode(encode(s)) is s rounded onto the E4M3 grid, sign
 // kept, so it is computed as that rounding (which vectorises); a NaN s (only from a NaN g) gives
 // a NaN denominator either way.
-QL_HD float nvfp4_denominator(float s, float g) { return copy_sign_of(round_to_grid<E4M3>(abs_bits(s)), s) * g; }
+QL_HD float nvfp4_denominator(float s, float g) { return with_sign_of(round_to_grid<E4M3>(abs_bits(s)), s) * g; }
 
 // The same from the stored byte (decoding).
 QL_HD float nvfp4_denominator_of_code(uint8_t s8, float g) { return decode_element<E4M3>(s8) * g; }
@@ -32,6 +32,13 @@ QL_HD float nvfp4_fake_element(float v, float d) {
     const float q = round_to_grid<E2M1>(abs_bits(v / d)) * d;
     const float r = d == 0.0f ? 0.0f : copy_sign_of(q, v);
     return is_nan_bits(v) ? v : r;
+}
+
+// The same for a block whose denominator is known to be positive (the CPU kernels test that once
+// per tile): q is then >= 0, so v's sign bit is simply or-ed in.
+QL_HD float nvfp4_fake_element_positive_d(float v, float d) {
+    const float q = round_to_grid<E2M1>(abs_bits(v / d)) * d;
+    return is_nan_bits(v) ? v : with_sign_of(q, v);
 }
 
 // E2M1 code of one element: NaN -> E2M1's NaN code (7), d == 0 -> 0, sign bit for v < 0 (so

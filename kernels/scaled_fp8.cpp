@@ -10,14 +10,25 @@ namespace {
 
 // out = op.apply(in, param) over a run of one channel, and over rows of all channels (inner == 1).
 template <class Op>
-QL_CPU_CLONES void map_span(const Op op, const typename Op::In* __restrict in, typename Op::Out* __restrict out,
-                            int64_t n, typename Op::Param p) {
+QL_INLINE void map_span(const Op op, const typename Op::In* __restrict in, typename Op::Out* __restrict out, int64_t n,
+                        typename Op::Param p) {
     for (int64_t i = 0; i < n; ++i) out[i] = op.apply(in[i], p);
 }
 
+// Fake quantization with a positive scale (the usual case, tested once per run) skips a mask.
+template <class F>
+QL_INLINE void map_span(const Fp8FakeOp<F> op, const float* __restrict in, float* __restrict out, int64_t n,
+                        float scale) {
+    if (scale > 0.0f) {
+        for (int64_t i = 0; i < n; ++i) out[i] = fp8_fake_element_positive_scale<F>(in[i], scale);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) out[i] = op.apply(in[i], scale);
+}
+
 template <class Op>
-QL_CPU_CLONES void map_rows(const Op op, const typename Op::In* __restrict in, typename Op::Out* __restrict out,
-                            int64_t rows, int64_t channels) {
+QL_INLINE void map_rows(const Op op, const typename Op::In* __restrict in, typename Op::Out* __restrict out,
+                        int64_t rows, int64_t channels) {
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < channels; ++c) out[r * channels + c] = op.apply(in[r * channels + c], op.param(c));
 }
@@ -25,8 +36,13 @@ QL_CPU_CLONES void map_rows(const Op op, const typename Op::In* __restrict in, t
 template <class Op>
 void map_channels(const Op& op, const ChannelLayout& L, const typename Op::In* in, typename Op::Out* out) {
     for_each_channel_run(
-        L, [&](int64_t c, int64_t off, int64_t n) { map_span(op, in + off, out + off, n, op.param(c)); },
-        [&](int64_t off, int64_t rows) { map_rows(op, in + off, out + off, rows, L.channels); });
+        L,
+        [&](int64_t c, int64_t off, int64_t n) {
+            run_cpu_clone([&]() QL_CLONE_BODY { map_span(op, in + off, out + off, n, op.param(c)); });
+        },
+        [&](int64_t off, int64_t rows) {
+            run_cpu_clone([&]() QL_CLONE_BODY { map_rows(op, in + off, out + off, rows, L.channels); });
+        });
 }
 
 }  // namespace

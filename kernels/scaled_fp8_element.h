@@ -31,6 +31,14 @@ QL_HD float fp8_fake_element(float x, float scale) {
     return is_nan_bits(x) ? x : copy_sign_of(q, x);
 }
 
+// The same for a positive scale (every scale fp8_scale_of gives from a finite amax): q >= 0, so
+// x's sign bit is or-ed in.
+template <class F>
+QL_HD float fp8_fake_element_positive_scale(float x, float scale) {
+    const float q = round_to_grid<F>(abs_bits(x / scale)) * scale;
+    return is_nan_bits(x) ? x : with_sign_of(q, x);
+}
+
 template <class F>
 QL_HD uint8_t fp8_encode_element(float x, float scale) {
     return static_cast<uint8_t>(encode_element<F>(x / scale));

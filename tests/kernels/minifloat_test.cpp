@@ -2,6 +2,7 @@
 #include "kernels/half_precision.h"
 #include "kernels/microscaling.h"
 #include "kernels/minifloat.h"
+#include "kernels/mx_element.h"
 #include "kernels/reference/reference_formats.h"
 #include "tests/kernels/test_data.h"
 
@@ -167,6 +168,51 @@ TEST(Microscaling, RoundUpScaleNeverClipsTheAmax) {
     EXPECT_EQ(e8m0_round_up(6.5f, 1.0f / 6.0f), 128u);  // 2
     EXPECT_EQ(e8m0_round_up(0.0f, 1.0f / 6.0f), 0u);
     EXPECT_EQ(e8m0_round_up(INFINITY, 1.0f / 6.0f), kE8m0Nan);
+}
+
+// Bit patterns for the round-trip checks: a stride over all 2^32 and every pattern within 64 of
+// each binade edge of float32 (so every binary16 and bfloat16 grid boundary is near one of them).
+std::vector<uint32_t> round_trip_probes() {
+    std::vector<uint32_t> p;
+    for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 4099) p.push_back(static_cast<uint32_t>(b));
+    for (uint32_t e = 0; e < 256; ++e)
+        for (uint32_t sign : {0u, 0x80000000u})
+            for (int d = -64; d <= 64; ++d) p.push_back(sign | ((e << 23) + static_cast<uint32_t>(d)));
+    for (float v : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 6.1035156e-05f, 5.9604645e-08f, 2.9802322e-08f})
+        for (int d = -64; d <= 64; ++d) p.push_back(bits_of(v) + static_cast<uint32_t>(d));
+    return p;
+}
+
+TEST(HalfPrecision, RoundTripsEqualEncodingThenDecoding) {
+    size_t bad = 0;
+    for (uint32_t u : round_trip_probes()) {
+        const float x = float_of(u);
+        const uint32_t fp16 = bits_of(fp16_round_trip(x)), fp16_want = bits_of(fp16_bits_to_fp32(fp32_to_fp16_bits(x)));
+        const uint32_t bf16 = bits_of(bf16_round_trip(x)), bf16_want = bits_of(bf16_bits_to_fp32(fp32_to_bf16_bits(x)));
+        if (fp16 != fp16_want && ++bad < 10)
+            ADD_FAILURE() << "fp16 of 0x" << std::hex << u << ": 0x" << fp16 << " vs 0x" << fp16_want;
+        if (bf16 != bf16_want && ++bad < 10)
+            ADD_FAILURE() << "bf16 of 0x" << std::hex << u << ": 0x" << bf16 << " vs 0x" << bf16_want;
+    }
+    EXPECT_EQ(bad, 0u);
+}
+
+// The round-trip-free forms the CPU kernels use: rne_bounded and the MX tile's scale powers.
+TEST(PortableBits, RneBoundedEqualsRneSmall) {
+    std::vector<float> probes;
+    for (int k = -4096 * 64; k <= 4096 * 64; ++k) probes.push_back(static_cast<float>(k) / 64.0f);  // ties included
+    for (float v : {0.0f, -0.0f, 0.49999997f, -0.49999997f, 4194304.0f, -4194304.0f, 4194303.5f, 1e-40f, -1e-40f})
+        probes.push_back(v);
+    for (float v : probes) ASSERT_EQ(bits_of(rne_bounded(v)), bits_of(rne_small(v))) << v;
+    EXPECT_TRUE(std::isnan(rne_bounded(std::numeric_limits<float>::quiet_NaN())));
+}
+
+TEST(Microscaling, TileScalePowersEqualTheScaleByte) {
+    for (unsigned byte = 0; byte < 255; ++byte) {
+        const MxBlockScale k = mx_block_scale(static_cast<uint8_t>(byte));
+        EXPECT_EQ(bits_of(mx_block_rcp(static_cast<uint8_t>(byte))), bits_of(k.rcp)) << byte;
+        EXPECT_EQ(bits_of(mx_block_scale_value(static_cast<uint8_t>(byte))), bits_of(k.scale)) << byte;
+    }
 }
 
 }  // namespace
