@@ -2,7 +2,6 @@
 #include "engine/export/export_report.h"
 
 #include <ATen/Functions.h>
-#include <openssl/evp.h>
 
 #include <cmath>
 #include <cstdio>
@@ -17,6 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/export/report_plots.h"
+#include "engine/io/sha256.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -79,25 +79,6 @@ double weight_sqnr_db(LayerQuantizer& l) {
 }
 
 }  // namespace
-
-std::string sha256_file_hex(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw UserError("cannot read " + path + " to hash it");
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-    std::vector<char> buf(1 << 20);
-    while (f) {
-        f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (f.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(f.gcount()));
-    }
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(ctx.get(), md, &n);
-    static const char* hex = "0123456789abcdef";
-    std::string s;
-    for (unsigned int i = 0; i < n; ++i) s += hex[md[i] >> 4], s += hex[md[i] & 15];
-    return s;
-}
 
 std::vector<ExportSeries> series_from_checkpoint_reports(const std::string& folder) {
     std::vector<ExportSeries> out;

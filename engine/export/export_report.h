@@ -38,7 +38,5 @@ FolderExportResult export_report(const ReportInputs& in, const std::string& out,
 std::string report_html(const ReportInputs& in, const std::vector<ExportSeries>& series);
 // Series from the checkpoint's ptq_report.json / train_report.json.
 std::vector<ExportSeries> series_from_checkpoint_reports(const std::string& folder);
-// SHA-256 of a file as 64 lowercase hex digits (OpenSSL); UserError naming the path.
-std::string sha256_file_hex(const std::string& path);
 
 }  // namespace ql

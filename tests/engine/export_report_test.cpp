@@ -12,6 +12,7 @@
 #include "engine/export/fakequant_export.h"
 #include "engine/export/report_plots.h"
 #include "engine/io/safetensors_tensors.h"
+#include "engine/io/sha256.h"
 #include "engine/io/whole_file.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "export_test_support.h"
