@@ -16,6 +16,7 @@ const std::vector<Command>& all_commands() {
         demo_command(),
         plan_command(),
         export_command(),
+        doctor_command(),
         project_command(),
     };
     return commands;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quantlab-cli export MODEL --as hf-modelopt|gguf|fakequant|report --out PATH [--force]
+// quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]
 //     [--project P.qlab [--run N]]: writes a quantized checkpoint for deployment tools, as a
 // fake-quantized FP checkpoint, or as a report (docs/EXPORT.md, docs/CLI.md "export").
 #include <cstdio>
@@ -9,9 +9,11 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/doctor_text.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
+#include "engine/api/doctor_api.h"
 #include "engine/api/export_api.h"
 #include "engine/api/ptq_api.h"
 
@@ -19,14 +21,17 @@ namespace ql::cli {
 namespace {
 
 std::string usage() {
-    return "quantlab-cli export MODEL --as hf-modelopt|gguf|fakequant|report --out PATH [--force]\n"
+    return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]\n"
            "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n\n"
            "MODEL: a quantized checkpoint folder written by 'quantlab-cli ptq' or 'train' (or 'demo').\n"
            "  hf-modelopt  NVIDIA Model Optimizer HF checkpoint (NVFP4, FP8, INT4 AWQ/GPTQ, MXFP4): vLLM, TensorRT-LLM\n"
+           "  compressed-tensors  vLLM / llm-compressor checkpoint (INT4/INT8 W4A16/W8A16/W8A8, FP8, NVFP4, MXFP4)\n"
            "  gguf         llama.cpp GGUF file\n"
            "  fakequant    the model's HF layout with dequantized weights + quantlab_recipe.json\n"
            "  report       folder with report.html (self-contained), metrics.csv, recipe.json\n"
            "PATH must not exist unless --force. Writing is crash-safe: PATH appears only when complete.\n"
+           "The Export Doctor checks every model export before it is renamed into place (see 'quantlab-cli doctor');\n"
+           "an error finding aborts the export (exit 1), warnings are printed.\n"
            "--project records the export as a run of the project (its artifact); with --run N the report's\n"
            "curves come from run N's metric series (otherwise from the checkpoint's own reports).";
 }
@@ -68,16 +73,13 @@ int run(const std::vector<std::string>& args) {
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });
     cli_sink.finish_line();
     if (p.has("--json")) {
-        std::printf("%s\n", nlohmann::json({{"as", r.as},
-                                            {"out", r.out},
-                                            {"bytes", r.bytes},
-                                            {"seconds", r.seconds},
-                                            {"files", r.files},
-                                            {"warnings", r.warnings}})
-                                .dump(2)
-                                .c_str());
+        nlohmann::json j = {{"as", r.as},         {"out", r.out},     {"bytes", r.bytes},
+                            {"seconds", r.seconds}, {"files", r.files}, {"warnings", r.warnings}};
+        j["doctor"] = r.doctor.layout.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(doctor_report_json(r.doctor));
+        std::printf("%s\n", j.dump(2).c_str());
     } else {
         for (const std::string& w : r.warnings) std::printf("warning      %s\n", w.c_str());
+        if (!r.doctor.layout.empty()) std::printf("%s", doctor_report_text(r.doctor, false).c_str());
         std::printf("written      %s (%s, %lld files, %.1f KiB)\n", r.out.c_str(), r.as.c_str(),
                     static_cast<long long>(r.files.size()), static_cast<double>(r.bytes) / 1024.0);
         std::printf("seconds      %.2f\n", r.seconds);
@@ -88,7 +90,8 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 Command export_command() {
-    return Command{"export", usage(), "export a quantized model: Model Optimizer HF checkpoint, GGUF, fake-quant FP, report", run};
+    return Command{"export", usage(),
+                   "export a quantized model: Model Optimizer or compressed-tensors HF checkpoint, GGUF, fake-quant FP, report", run};
 }
 
 }  // namespace ql::cli
