@@ -124,9 +124,8 @@ HfFolderView read_hf_folder(const std::string& disk_path, const std::string& dis
         }
     } catch (const std::exception& e) {
         f.checkpoint.reset();
-        std::string what = e.what();
         // Messages name the partial folder while an export is checked before its rename.
-        for (size_t p; (p = what.find(disk_path)) != std::string::npos;) what.replace(p, disk_path.size(), display_path);
+        const std::string what = with_path_shown(e.what(), disk_path, display_path);
         ctx.error("files", display_path, "the safetensors checkpoint does not open: " + what,
                   consumer + " fails to load (a truncated or lying shard)", "export again; check the disk and the copy");
     }
@@ -238,6 +237,14 @@ float finite_amax(const std::vector<float>& v) {
     return m;
 }
 
+std::string with_path_shown(std::string text, const std::string& disk_path, const std::string& shown) {
+    if (disk_path.empty() || disk_path == shown) return text;
+    // Scan on past each replacement: `shown` may contain `disk_path` (a folder and its .partial).
+    for (size_t p = text.find(disk_path); p != std::string::npos; p = text.find(disk_path, p + shown.size()))
+        text.replace(p, disk_path.size(), shown);
+    return text;
+}
+
 UlpDiff ulp_difference(const std::vector<float>& a, const std::vector<float>& b) {
     UlpDiff d;
     auto ordered = [](float x) {
@@ -249,8 +256,10 @@ UlpDiff ulp_difference(const std::vector<float>& a, const std::vector<float>& b)
         if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;
         ++d.differing;
         if (d.first < 0) d.first = static_cast<int64_t>(i);
-        const int64_t u = ordered(a[i]) - ordered(b[i]);
-        d.max_ulps = std::max<int64_t>(d.max_ulps, u < 0 ? -u : u);
+        const int64_t u = std::max(ordered(a[i]) - ordered(b[i]), ordered(b[i]) - ordered(a[i]));
+        d.one_ulp += u == 1;
+        d.two_ulps += u == 2;
+        d.max_ulps = std::max(d.max_ulps, u);
     }
     return d;
 }

@@ -77,11 +77,16 @@ void check_compressed_tensors_folder(const HfFolderView& folder, DoctorContext& 
 void check_modelopt_folder(const HfFolderView& folder, DoctorContext& ctx);
 void check_gguf_file(const std::string& disk_path, const std::string& display_path, DoctorContext& ctx);
 
+// `text` with every occurrence of `disk_path` replaced by `shown` (messages name the folder the
+// user sees, not the .partial folder an export is checked in).
+std::string with_path_shown(std::string text, const std::string& disk_path, const std::string& shown);
+
 // Shared by both HF layouts: the largest |w| of a decoded weight, finite values only.
 float finite_amax(const std::vector<float>& v);
 // Elements of `a` and `b` that differ and the largest difference in float32 ulps.
 struct UlpDiff {
     int64_t differing = 0;
+    int64_t one_ulp = 0, two_ulps = 0;  // elements exactly 1 / 2 ulp apart
     int64_t max_ulps = 0;
     int64_t first = -1;
 };

@@ -77,8 +77,7 @@ void check_gguf_file(const std::string& disk_path, const std::string& shown, Doc
     try {
         file = GgufFile::open(disk_path);
     } catch (const std::exception& e) {
-        std::string what = e.what();
-        for (size_t p; (p = what.find(disk_path)) != std::string::npos;) what.replace(p, disk_path.size(), shown);
+        const std::string what = with_path_shown(e.what(), disk_path, shown);
         ctx.error("files", shown, what, "llama.cpp fails to load the file", "export it again");
         ctx.skipped("gguf-types", "the file does not open");
         ctx.skipped("gguf-plan", "the file does not open");
