@@ -29,6 +29,9 @@ constexpr Kind kKinds[] = {
     {"hf-modelopt", "HF checkpoint (Model Optimizer layout)",
      "Real packed low-bit weights with their scales, hf_quant_config.json and config.json's quantization_config: "
      "vLLM and TensorRT-LLM load it, and so does QuantLab."},
+    {"compressed-tensors", "HF checkpoint (compressed-tensors layout)",
+     "vLLM's and llm-compressor's own layout: packed INT4/INT8, FP8, NVFP4 and MXFP4 weights with config_groups in "
+     "config.json's quantization_config, and KV-cache scales where the recipe calibrated them."},
     {"gguf", "GGUF for llama.cpp",
      "One .gguf file with the architecture and tokenizer metadata llama.cpp needs (Llama-family and GPT-2)."},
     {"fakequant", "Fake-quantized HF checkpoint",
@@ -38,6 +41,7 @@ constexpr Kind kKinds[] = {
      "One self-contained HTML file with the model, recipe, metrics, curves, per-layer errors and environment, plus "
      "metrics.csv and recipe.json."},
 };
+// Every model export is checked by the Export Doctor before it is renamed into place.
 
 }  // namespace
 

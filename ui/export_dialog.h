@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Export a run with one click: what to write (Model Optimizer HF checkpoint, GGUF for llama.cpp,
+// Export a run with one click: what to write (Model Optimizer or compressed-tensors HF checkpoint, GGUF for llama.cpp,
 // fake-quantized HF checkpoint, HTML report), the GGUF tensor type, and where. Defaults: the
 // HF checkpoint, into a folder beside the run's output. Never overwrites without asking.
 #pragma once
@@ -16,7 +16,7 @@ class QLineEdit;
 namespace ql {
 
 struct ExportChoice {
-    QString kind;       // "hf-modelopt", "gguf", "fakequant", "report"
+    QString kind;       // "hf-modelopt", "compressed-tensors", "gguf", "fakequant", "report"
     QString ggufType;   // with gguf: f32 f16 q8_0 q4_0 q4_1 mxfp4
     QString out;        // folder or file
     bool force = false; // replace an existing output

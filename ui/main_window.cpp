@@ -42,6 +42,7 @@
 #include "engine/core/demo_folder.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
+#include "ui/export_doctor_view.h"
 #include "ui/format_explorer_view.h"
 #include "ui/block_walkthrough_panel.h"
 #include "ui/layer_inspector_view.h"
@@ -93,6 +94,10 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     m_explorer = new FormatExplorerView;
     m_explorer->setObjectName(QStringLiteral("formatExplorer"));
     addView(QStringLiteral("format-explorer"), tr("Format Explorer"), m_explorer, tr("&Explorer"), m_explorer->viewActions());
+
+    m_doctor = new ExportDoctorView;
+    m_doctor->setObjectName(QStringLiteral("exportDoctor"));
+    addView(QStringLiteral("doctor"), tr("Export Doctor"), m_doctor);
 
     connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onViewChanged);
     m_navigation->setCurrentRow(0);
@@ -230,18 +235,12 @@ void MainWindow::createWorkbenchViews() {
                 if (!format.isEmpty()) m_explorer->selectFormat(format);
                 m_explorer->walkthrough()->setBlock(block);
             });
-    connect(w, &Workbench::exportFinished, this, [this](const QString& path) {
-        // Not modal: the export is done, the user may look at it or carry on.
-        auto* box = new QMessageBox(QMessageBox::Information, tr("Export finished"), tr("Written to %1").arg(path),
-                                    QMessageBox::Close, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        QPushButton* open = box->addButton(tr("Open Folder"), QMessageBox::ActionRole);
-        connect(open, &QPushButton::clicked, this, [path] {
-            const QFileInfo fi(path);
-            QDesktopServices::openUrl(QUrl::fromLocalFile(fi.isDir() ? fi.absoluteFilePath() : fi.absolutePath()));
-        });
-        box->setModal(false);
-        box->show();
+    connect(w, &Workbench::exportFinished, this, [this, w](const QString& path) {
+        // The export's own Export Doctor report (reports, which are not model artifacts, have none).
+        statusBar()->showMessage(tr("Exported to %1").arg(path), 8000);
+        if (w->lastExportDoctor().layout.empty()) return;
+        m_doctor->showReport(w->lastExportDoctor());
+        showView(QStringLiteral("doctor"));
     });
 }
 
@@ -414,6 +413,12 @@ void MainWindow::openModel(const QString& path) {
 
 void MainWindow::openPath(const QString& path) {
     const QFileInfo fi(path);
+    if (fi.isFile() && fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
+        // A GGUF file is an artifact to check, not a project.
+        m_doctor->check(fi.absoluteFilePath());
+        showView(QStringLiteral("doctor"));
+        return;
+    }
     if (fi.isDir() || path == QLatin1String("demo"))
         openModel(fi.isDir() ? fi.absoluteFilePath() : path);
     else

@@ -21,6 +21,7 @@ class QStackedWidget;
 
 namespace ql {
 
+class ExportDoctorView;
 class FormatExplorerView;
 class ThemeManager;
 class Workbench;
@@ -48,6 +49,7 @@ public:
     Workbench* workbench() const { return m_workbench; }
 
     FormatExplorerView* formatExplorer() const { return m_explorer; }
+    ExportDoctorView* exportDoctor() const { return m_doctor; }
     ThemeManager* themeManager() const { return m_theme; }
     QString statusSummary() const;
 
@@ -89,6 +91,7 @@ private:
     QAction* m_helpMenuAction = nullptr;  // view menus go before Help
     QList<View> m_views;
     FormatExplorerView* m_explorer = nullptr;
+    ExportDoctorView* m_doctor = nullptr;
     QList<QLabel*> m_statusLabels;
     Workbench* m_workbench = nullptr;
     QMenu* m_recentMenu = nullptr;

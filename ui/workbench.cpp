@@ -350,18 +350,20 @@ bool Workbench::exportRun(qint64 runId, const std::optional<ExportChoice>& given
     req.run_id = runId;
     req.run_config_json = run->configJson.toStdString();
     const QString project = m_project;
+    auto doctor = std::make_shared<DoctorReport>();
     return m_runner->start(
         tr("Export %1").arg(choice.kind),
-        [req, project](JobSink& sink, const CancellationToken& cancel) mutable {
+        [req, project, doctor](JobSink& sink, const CancellationToken& cancel) mutable {
             // The report's curves: every series of the run, read here off the GUI thread.
             if (req.as == "report") {
                 const auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
                 for (const projects::MetricSeries& s : file.load_metrics(req.run_id))
                     req.series.push_back({s.name, s.steps, s.values});
             }
-            run_export(req, sink, cancel);
+            *doctor = run_export(req, sink, cancel).doctor;
         },
-        std::nullopt, {}, [this, project, runId, choice] {
+        std::nullopt, {}, [this, project, runId, choice, doctor] {
+            m_lastExportDoctor = *doctor;
             try {
                 auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadWrite);
                 file.add_artifact(runId, choice.kind.toStdString(), choice.out.toStdString());

@@ -6,6 +6,8 @@
 // thread; errors become messages in the log and the status bar, never a crash.
 #pragma once
 
+#include "engine/core/doctor_report.h"
+
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -82,6 +84,8 @@ public:
     InspectorController* inspectorController() const { return m_inspectorController; }
     // The last error shown to the user ("" when none since the last success).
     QString lastError() const { return m_lastError; }
+    // The Export Doctor's report on the last export (what exportFinished announced).
+    const DoctorReport& lastExportDoctor() const { return m_lastExportDoctor; }
 
 signals:
     void projectOpened(const QString& path);
@@ -113,6 +117,7 @@ private:
     LayerInspectorView* m_inspector = nullptr;
     InspectorController* m_inspectorController = nullptr;
     QString m_project, m_model, m_lastError;
+    DoctorReport m_lastExportDoctor;
     QVector<RunRow> m_runs;
     bool m_pausing = false;
     QString m_openAfterJob;  // a model to open when the running job completes (a retrained demo)

@@ -32,6 +32,7 @@ Command plan_command();
 Command export_command();
 Command imatrix_command();
 Command divergence_command();
+Command doctor_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -18,6 +18,7 @@ const std::vector<Command>& all_commands() {
         export_command(),
         imatrix_command(),
         divergence_command(),
+        doctor_command(),
         project_command(),
     };
     return commands;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quantlab-cli export MODEL --as hf-modelopt|gguf|fakequant|report --out PATH [--force]
+// quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]
 //     [--project P.qlab [--run N]]: writes a quantized checkpoint for deployment tools, as a
 // fake-quantized FP checkpoint, or as a report (docs/EXPORT.md, docs/CLI.md "export").
 #include <cstdio>
@@ -9,9 +9,11 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/doctor_text.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
+#include "engine/api/doctor_api.h"
 #include "engine/api/export_api.h"
 #include "engine/api/ptq_api.h"
 
@@ -19,12 +21,13 @@ namespace ql::cli {
 namespace {
 
 std::string usage() {
-    return "quantlab-cli export MODEL --as hf-modelopt|gguf|fakequant|report --out PATH [--force]\n"
+    return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]\n"
            "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n"
            "  GGUF only: [--tensor-type REGEX=TYPE ...] [--imatrix F] [--gguf-source f16|bf16|f32] [--pure] [--strict]\n"
            "    [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--dry-run]\n\n"
            "MODEL: a quantized checkpoint folder written by 'quantlab-cli ptq' or 'train' (or 'demo').\n"
            "  hf-modelopt  NVIDIA Model Optimizer HF checkpoint (NVFP4, FP8, INT4 AWQ/GPTQ, MXFP4): vLLM, TensorRT-LLM\n"
+           "  compressed-tensors  vLLM / llm-compressor checkpoint (INT4/INT8 W4A16/W8A16/W8A8, FP8, NVFP4, MXFP4)\n"
            "  gguf         llama.cpp GGUF file; MODEL may also be an HF folder or a GGUF file. T is a llama.cpp file\n"
            "               type (f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q2_k_s q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m\n"
            "               q5_k_s q5_k_m q6_k iq4_nl iq4_xs mxfp4_moe; mxfp4 = MXFP4 everywhere) and each tensor gets the\n"
@@ -36,6 +39,8 @@ std::string usage() {
            "  fakequant    the model's HF layout with dequantized weights + quantlab_recipe.json\n"
            "  report       folder with report.html (self-contained), metrics.csv, recipe.json\n"
            "PATH must not exist unless --force. Writing is crash-safe: PATH appears only when complete.\n"
+           "The Export Doctor checks every model export before it is renamed into place (see 'quantlab-cli doctor');\n"
+           "an error finding aborts the export (exit 1), warnings are printed.\n"
            "--project records the export as a run of the project (its artifact); with --run N the report's\n"
            "curves come from run N's metric series (otherwise from the checkpoint's own reports).";
 }
@@ -124,6 +129,7 @@ int run(const std::vector<std::string>& args) {
         nlohmann::json j = {{"as", r.as},         {"out", r.out},   {"bytes", r.bytes},
                             {"seconds", r.seconds}, {"files", r.files}, {"warnings", r.warnings}};
         if (r.gguf) j["gguf"] = gguf_json(*r.gguf);
+        j["doctor"] = r.doctor.layout.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(doctor_report_json(r.doctor));
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         if (r.gguf) print_gguf_plan(*r.gguf);
@@ -133,6 +139,7 @@ int run(const std::vector<std::string>& args) {
                         r.gguf->bits_per_weight);
             return 0;
         }
+        if (!r.doctor.layout.empty()) std::printf("%s", doctor_report_text(r.doctor, false).c_str());
         std::printf("written      %s (%s, %lld files, %.1f KiB)\n", r.out.c_str(), r.as.c_str(),
                     static_cast<long long>(r.files.size()), static_cast<double>(r.bytes) / 1024.0);
         std::printf("seconds      %.2f\n", r.seconds);
@@ -143,7 +150,8 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 Command export_command() {
-    return Command{"export", usage(), "export a quantized model: Model Optimizer HF checkpoint, GGUF, fake-quant FP, report", run};
+    return Command{"export", usage(),
+                   "export a quantized model: Model Optimizer or compressed-tensors HF checkpoint, GGUF, fake-quant FP, report", run};
 }
 
 }  // namespace ql::cli

@@ -16,7 +16,7 @@
 #include "engine/data/dataset.h"
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
-#include "engine/io/file_sha256.h"
+#include "engine/io/sha256.h"
 #include "engine/io/safetensors_file.h"
 #include "engine/train/demo_trainer.h"
 

@@ -7,6 +7,8 @@
 
 #include "engine/core/errors.h"
 #include "engine/loading/model_source.h"
+#include "engine/export/compressed_tensors_export.h"
+#include "engine/export/export_doctor.h"
 #include "engine/export/export_report.h"
 #include "engine/export/fakequant_export.h"
 #include "engine/export/gguf_export.h"
@@ -14,13 +16,34 @@
 
 namespace ql {
 
-std::vector<std::string> export_kinds() { return {"hf-modelopt", "gguf", "fakequant", "report"}; }
+std::vector<std::string> export_kinds() { return {"hf-modelopt", "compressed-tensors", "gguf", "fakequant", "report"}; }
+
+namespace {
+
+// A UserError listing the doctor's error findings (the export is not committed).
+void refuse_on_errors(const DoctorReport& r, const std::string& out) {
+    if (r.ok()) return;
+    std::string msg = "export: the Export Doctor found " + std::to_string(r.errors()) + " error(s) in " + out +
+                      ", so it was not written:";
+    int shown = 0;
+    for (const DoctorFinding& f : r.findings) {
+        if (f.severity != DoctorSeverity::Error) continue;
+        if (++shown > 8) {
+            msg += "\n  ...";
+            break;
+        }
+        msg += "\n  " + f.where + ": " + f.problem + " (" + f.consumer + "; fix: " + f.fix + ")";
+    }
+    throw UserError(msg);
+}
+
+}  // namespace
 
 ExportReport run_export(const ExportRequest& req, JobSink& sink, const CancellationToken& cancel) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<std::string> kinds = export_kinds();
     if (std::find(kinds.begin(), kinds.end(), req.as) == kinds.end())
-        throw UserError("export: --as must be one of hf-modelopt, gguf, fakequant, report; got '" + req.as + "'");
+        throw UserError("export: --as must be one of hf-modelopt, compressed-tensors, gguf, fakequant, report; got '" + req.as + "'");
     if (req.out.empty()) throw UserError("export: an output path is required (--out)");
     std::error_code ec;
     if (!req.force && !(req.as == "gguf" && req.gguf.dry_run) && std::filesystem::exists(req.out, ec))
@@ -40,6 +63,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         rep.warnings = g.warnings;
         rep.gguf = g;
         if (g.dry_run) rep.files.clear();
+        if (!g.dry_run) rep.doctor = run_export_doctor(g.path);
         rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return rep;
     }
@@ -50,10 +74,19 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
                         "export its output folder");
     cancel.throw_if_cancelled();
     FolderExportResult r;
+    DoctorReport doctor;
+    const FolderCheck check = [&](const std::string& partial) {
+        sink.progress(0, 1, "doctor");
+        doctor = run_export_doctor(partial, req.out);
+        refuse_on_errors(doctor, req.out);
+        sink.progress(1, 1, "doctor");
+    };
     if (req.as == "hf-modelopt")
-        r = export_hf_modelopt(*m.quantization, m.path, req.out, req.force, sink, cancel);
+        r = export_hf_modelopt(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
+    else if (req.as == "compressed-tensors")
+        r = export_compressed_tensors(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
     else if (req.as == "fakequant")
-        r = export_fakequant(*m.quantization, m.path, req.out, req.force, sink, cancel);
+        r = export_fakequant(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
     else {
         ReportInputs in;
         in.model_name = req.model;
@@ -73,6 +106,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     rep.bytes = r.bytes;
     rep.files = r.files;
     rep.warnings = r.warnings;
+    rep.doctor = doctor;
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return rep;
 }

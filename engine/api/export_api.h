@@ -3,6 +3,8 @@
 // Facade header: plain types only.
 //   hf-modelopt  NVIDIA Model Optimizer's unified HF checkpoint (packed NVFP4 / FP8 / INT4 AWQ /
 //                MXFP4 weights with scales; vLLM and TensorRT-LLM load it; so does QuantLab)
+//   compressed-tensors  vLLM / llm-compressor's layout (pack-quantized INT, float-quantized FP8,
+//                nvfp4- and mxfp4-pack-quantized; KV-cache scales)
 //   gguf         llama.cpp's GGUF file
 //   fakequant    the model's own HF layout with dequantized weights + quantlab_recipe.json
 //   report       a folder with report.html (self-contained: plots as PNG data: URIs),
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/doctor_report.h"
 #include "engine/core/export_series.h"
 #include "engine/export/gguf_export.h"
 #include "engine/jobs/job.h"
@@ -40,14 +43,20 @@ struct ExportReport {
     std::vector<std::string> files;     // final paths
     std::vector<std::string> warnings;  // what the export could not represent
     std::optional<GgufExportResult> gguf;  // gguf: the per-tensor plan (types, rules, fallbacks)
+    // The Export Doctor's report on what was written (hf-modelopt, compressed-tensors, fakequant:
+    // checked before the rename, an error aborts the export; gguf: checked after writing).
+    // layout "" for reports, which are not model artifacts.
+    DoctorReport doctor;
 };
 
 // Checks the request (kind, out, existing output without force) before opening the model;
 // writes crash-safely (a ".partial" name renamed into place; nothing under `out` on failure).
+// The Export Doctor checks every model artifact before it is renamed into place: a finding of
+// severity error is a UserError listing the errors (nothing is left under `out`).
 // Progress phases "load", then the exporter's ("pack", "write"). Reports artifact(kind = as,
 // path = out). UserError for bad input, JobCancelled on cancellation.
 ExportReport run_export(const ExportRequest& request, JobSink& sink, const CancellationToken& cancel);
 
-std::vector<std::string> export_kinds();  // hf-modelopt, gguf, fakequant, report
+std::vector<std::string> export_kinds();  // hf-modelopt, compressed-tensors, gguf, fakequant, report
 
 }  // namespace ql

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ public:
 
     // The path of `name` inside the partial folder.
     std::string file(const std::string& name) const;
+    const std::string& partial_path() const { return partial_; }
     // Copies the source folder's regular files for which keep(name) is true.
     void copy_from(const std::string& source_folder, bool (*keep)(const std::string& name));
     void write(const std::string& name, const std::string& contents);  // atomically
@@ -36,6 +38,10 @@ private:
     std::vector<std::string> files_;
     int64_t bytes_ = 0;
 };
+
+// A check of the complete partial folder before it is renamed into place (the Export Doctor,
+// engine/api/export_api.cpp): throwing aborts the export, leaving nothing under the final name.
+using FolderCheck = std::function<void(const std::string& partial_folder)>;
 
 // HF weight files (model*.safetensors and their index), which exports write themselves.
 bool is_hf_weights_file(const std::string& name);

@@ -16,7 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/export/report_plots.h"
-#include "engine/io/file_sha256.h"
+#include "engine/io/sha256.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {

@@ -22,7 +22,7 @@ bool keep_source_file(const std::string& name) {
 }  // namespace
 
 FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
-                                    bool force, JobSink& sink, const CancellationToken& cancel) {
+                                    bool force, JobSink& sink, const CancellationToken& cancel, const FolderCheck& before_commit) {
     FolderExportResult result;
     std::map<std::string, at::Tensor> replaced;  // file name -> dequantized weight in file layout
     int64_t inputs = 0, folded = 0;
@@ -83,6 +83,7 @@ FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& 
     write_safetensors_checkpoint(folder.file(""), std::move(entries), 5ull << 30, {{"format", "pt"}});
     folder.write("quantlab_recipe.json", recipe_to_json(q.recipe()));
     cancel.throw_if_cancelled();
+    if (before_commit) before_commit(folder.partial_path());
     folder.commit();
     sink.progress(1, 1, "write");
     result.files = folder.files();

@@ -17,7 +17,9 @@ namespace ql {
 // Written via "<out>.partial" and a rename; existing `out` only with `force`. Tensors keep the
 // dtype they have in the source folder's safetensors (float32 for QuantLab checkpoints); a
 // dequantized weight stored in a narrower dtype than float32 is rounded (a warning says so).
+// `before_commit` sees the complete partial folder (the Export Doctor).
 FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
-                                    bool force, JobSink& sink, const CancellationToken& cancel);
+                                    bool force, JobSink& sink, const CancellationToken& cancel,
+                                    const FolderCheck& before_commit = {});
 
 }  // namespace ql

@@ -72,8 +72,13 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
     if (!qc.is_object() || !qc.contains("quantization") || !qc["quantization"].is_object())
         throw UserError(qc_path + ": quantization: expected an object");
     const json& q = qc["quantization"];
-    if (q.contains("kv_cache_quant_algo") && !q["kv_cache_quant_algo"].is_null())
-        throw UserError(qc_path + ": quantization.kv_cache_quant_algo: KV-cache quantization is not supported by QuantLab");
+    std::string kv_format;
+    if (q.contains("kv_cache_quant_algo") && !q["kv_cache_quant_algo"].is_null()) {
+        const json& k = q["kv_cache_quant_algo"];
+        if (k == "FP8") kv_format = "fp8_e4m3";
+        else if (k == "NVFP4") kv_format = "nvfp4";
+        else throw UserError(qc_path + ": quantization.kv_cache_quant_algo: expected \"FP8\", \"NVFP4\" or null, got " + k.dump());
+    }
     const std::string algo = algo_of(q, qc_path + ": quantization");
     std::vector<std::string> excluded;
     if (q.contains("exclude_modules") && !q["exclude_modules"].is_null()) {
@@ -147,6 +152,25 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         dequantized.push_back(t);
         state[l.layer + ".weight"] = linears[i]->file_layout_in_out ? t.t().contiguous() : t;
     }
+    // KV-cache scales: amax = the float whose / 448 is the stored scale (kv_cache_scales.h).
+    std::optional<KvCacheScales> kv;
+    if (!kv_format.empty()) {
+        kv = KvCacheScales{kv_format, kv_cache_layers(model)};
+        for (KvLayerScales& k : kv->layers) {
+            for (auto [name, amax] : {std::pair<std::string, float*>{k.k_proj + ".k_scale", &k.k_amax},
+                                      std::pair<std::string, float*>{k.v_proj + ".v_scale", &k.v_amax}}) {
+                if (!checkpoint.contains(name))
+                    throw UserError(checkpoint.path() + ": " + name + ": missing (kv_cache_quant_algo is set)");
+                const ExportTensor t = read_tensor(checkpoint, name);
+                if (t.dtype != SafetensorsDtype::F32 || t.bytes.size() != 4)
+                    throw UserError(checkpoint.path() + ": " + name + ": expected one F32 value");
+                float s;
+                std::memcpy(&s, t.bytes.data(), 4);
+                *amax = kv_amax_for_scale(s, checkpoint.path() + ": " + name);
+                used.insert(name);
+            }
+        }
+    }
     for (const std::string& name : checkpoint.names()) {
         if (used.count(name) || state.count(name)) continue;
         const SafetensorsDtype dtype = checkpoint.info(name).dtype;
@@ -183,6 +207,7 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         }
         lq.set_enabled(true);
     }
+    out.quantization->set_kv_cache_scales(kv);
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "engine/export/hf_modelopt_export.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "engine/core/engine_runtime.h"
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
+#include "engine/export/export_manifest.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/whole_file.h"
@@ -77,15 +79,17 @@ bool keep_source_file(const std::string& name) {
 
 }  // namespace
 
-std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded) {
+std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
+                                 const KvCacheScales* kv) {
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer");
+    const ojson kv_algo = kv ? ojson(modelopt_kv_cache_algo(kv->format)) : ojson(nullptr);
     ojson q;
     if (single_format(layers)) {
         q = layer_entry(layers.front().format);
-        q["kv_cache_quant_algo"] = nullptr;
+        q["kv_cache_quant_algo"] = kv_algo;
         q["exclude_modules"] = excluded;
     } else {
-        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", nullptr}};
+        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", kv_algo}};
         ojson ql = ojson::object();
         for (const auto& l : layers) ql[l.layer] = layer_entry(l.format);
         q["quantized_layers"] = ql;
@@ -95,7 +99,8 @@ std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const
 }
 
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
-                                        const std::vector<std::string>& excluded, const std::string& where) {
+                                        const std::vector<std::string>& excluded, const std::string& where,
+                                        const KvCacheScales* kv) {
     ojson config = ojson::parse(config_json, nullptr, false);
     if (!config.is_object()) throw UserError(where + ": not a JSON object");
     ojson qc = {{"quant_method", "modelopt"}};
@@ -126,14 +131,17 @@ std::string hf_config_with_quantization(const std::string& config_json, const st
     }
     qc["ignore"] = excluded;
     qc["config_groups"] = groups;
-    qc["kv_cache_scheme"] = nullptr;
+    // modelopt convert_hf_config.py: FP8 as QuantizationArgs, anything else as the bare name.
+    if (!kv) qc["kv_cache_scheme"] = nullptr;
+    else if (kv->format == "fp8_e4m3") qc["kv_cache_scheme"] = {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}};
+    else qc["kv_cache_scheme"] = modelopt_kv_cache_algo(kv->format);
     qc["producer"] = producer();
     config["quantization_config"] = qc;
     return config.dump(2) + "\n";
 }
 
 FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
-                                      bool force, JobSink& sink, const CancellationToken& cancel) {
+                                      bool force, JobSink& sink, const CancellationToken& cancel, const FolderCheck& before_commit) {
     const Model& model = q.model();
     // Which layers, in which format: all checked before any packing.
     std::vector<HfExportLayer> layers;
@@ -160,18 +168,38 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     }
     std::sort(excluded.begin(), excluded.end());
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer (nothing to export as low-bit)");
+    const KvCacheScales* kv = q.kv_cache_scales() ? &*q.kv_cache_scales() : nullptr;
     const std::string config_path = source_folder + "/config.json";
     const std::string config_text =
-        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path);
-    const std::string quant_text = hf_quant_config_json(layers, excluded);
+        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path, kv);
+    const std::string quant_text = hf_quant_config_json(layers, excluded, kv);
 
     // Pack and validate.
+    ExportManifest manifest;
+    manifest.layout = "hf-modelopt";
+    manifest.producer_version = quantlab_version();
+    manifest.fused_scale_groups = q.shared_weight_groups();
     std::vector<ExportTensor> packed;
     for (size_t i = 0; i < quantizers.size(); ++i) {
         cancel.throw_if_cancelled();
         sink.progress(static_cast<int64_t>(i), static_cast<int64_t>(quantizers.size()), "pack");
         std::vector<ExportTensor> t = pack_hf_layer(*quantizers[i], layers[i].format);
         for (ExportTensor& x : t) packed.push_back(std::move(x));
+        const at::Tensor w = quantizers[i]->quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kFloat).contiguous();
+        manifest.layers[layers[i].layer] = {layers[i].format.quant_algo, weight_digest(w.data_ptr<float>(), w.numel()), std::nullopt};
+    }
+    if (kv) {
+        // Model Optimizer's names: <attention>.k_proj.k_scale, <attention>.v_proj.v_scale (F32 scalars).
+        manifest.kv_cache_format = kv->format;
+        for (const KvLayerScales& k : kv->layers) {
+            const float ks = kv_scale_of(k.k_amax), vs = kv_scale_of(k.v_amax);
+            ExportTensor kt{k.k_proj + ".k_scale", SafetensorsDtype::F32, {}, std::vector<uint8_t>(4)};
+            ExportTensor vt{k.v_proj + ".v_scale", SafetensorsDtype::F32, {}, std::vector<uint8_t>(4)};
+            std::memcpy(kt.bytes.data(), &ks, 4);
+            std::memcpy(vt.bytes.data(), &vs, 4);
+            packed.push_back(std::move(kt));
+            packed.push_back(std::move(vt));
+        }
     }
     std::map<std::string, const ExportTensor*> by_name;
     for (const ExportTensor& t : packed) by_name[t.name] = &t;
@@ -197,7 +225,9 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     write_safetensors_checkpoint(folder.file(""), std::move(entries), kShardBytes, {{"format", "pt"}});
     folder.write("config.json", config_text);
     folder.write("hf_quant_config.json", quant_text);
+    folder.write(kExportManifestFile, export_manifest_json(manifest));
     cancel.throw_if_cancelled();
+    if (before_commit) before_commit(folder.partial_path());
     folder.commit();
     sink.progress(1, 1, "write");
     return {folder.files(), folder.bytes(), {}};

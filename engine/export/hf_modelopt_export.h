@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/export/export_folder.h"
 #include "engine/export/export_validator.h"
 #include "engine/jobs/job.h"
+#include "engine/quant/kv_cache_scales.h"
 #include "engine/quant/quantized_model.h"
 
 namespace ql {
@@ -29,14 +31,22 @@ struct FolderExportResult {
 // exclude_modules. Several formats: quant_algo MIXED_PRECISION with quantized_layers. The export
 // is validated (export_validator.h) before anything is written; the folder is written via
 // "<out>.partial" and a rename (export_folder.h). `source_folder` provides config.json and the
-// files copied unchanged. Progress phases "pack", "write".
+// files copied unchanged. Calibrated KV-cache scales (QuantizedModel::kv_cache_scales()) are
+// written as <attention>.k_proj.k_scale / .v_proj.v_scale (F32 scalars, amax / 448) with
+// kv_cache_quant_algo FP8 | NVFP4 (modelopt quant_utils.py _KV_CACHE_REPLACEMENTS). Also writes
+// quantlab_export.json (export_manifest.h). `before_commit` sees the complete partial folder (the
+// Export Doctor). Progress phases "pack", "write".
 FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
-                                      bool force, JobSink& sink, const CancellationToken& cancel);
+                                      bool force, JobSink& sink, const CancellationToken& cancel,
+                                      const FolderCheck& before_commit = {});
 
-// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones.
-std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded);
+// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones,
+// with the KV-cache format when there is one.
+std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
+                                 const KvCacheScales* kv = nullptr);
 // `config_json` (the model's config.json) with "quantization_config" added.
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
-                                        const std::vector<std::string>& excluded, const std::string& where);
+                                        const std::vector<std::string>& excluded, const std::string& where,
+                                        const KvCacheScales* kv = nullptr);
 
 }  // namespace ql

@@ -15,9 +15,11 @@
 #include "engine/calib/calibration_forward.h"
 #include "engine/calib/calibration_observers.h"
 #include "engine/calib/input_statistics.h"
+#include "engine/calib/kv_cache_calibration.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/awq.h"
 #include "engine/calib/importance_collector.h"
+#include "engine/ptq/awq_fold.h"
 #include "engine/ptq/gptq.h"
 #include "engine/ptq/weight_clipping.h"
 #include "engine/ptq/input_groups.h"
@@ -130,6 +132,13 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
         fp_weight[l->name()] = l->layer().weight.detach().clone();
     }
     if (active.empty()) throw UserError(q.recipe().source + ": the recipe quantizes no layer of this model");
+    if (!q.recipe().kv_cache_format.empty()) {
+        try {
+            kv_cache_layers(model);  // models without a (separately projected) KV cache: refused before any work
+        } catch (const UserError& e) {
+            throw UserError(q.recipe().source + ": kv_cache: " + e.what());
+        }
+    }
 
     // 1. FP statistics (the inputs of the original model).
     InputStatisticsOptions first;
@@ -150,6 +159,7 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
             if (!weights_change_inputs && l->input_needs_amax()) l->set_input_amax(calibrated_amax(*l, s));
             if (smooth) channel_amax[l->name()] = s.channel_amax();
         }
+        if (!weights_change_inputs) q.share_fused_input_amax();
     }
     // The factor each layer's FP input is divided by after folding (SmoothQuant into a norm).
     std::map<std::string, at::Tensor> fold_divisor;
@@ -179,6 +189,13 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
             if (tied) {
                 sink.log(LogLevel::Warning, "SmoothQuant skips " + g.layers.front() +
                                                 ": its weight is tied to the embedding, which smoothing would change");
+                continue;
+            }
+            if (g.norm.empty() && alg.smoothquant_fold) {
+                // "fold": only where a norm takes 1/s (SmoothQuant's smooth_ln_fcs, llm-compressor's
+                // mappings), so that no pre_quant_scale is left for layouts without one.
+                sink.log(LogLevel::Info, "SmoothQuant (fold) leaves " + g.layers.front() + " unsmoothed: no norm precedes it");
+                for (const std::string& name : g.layers) reports[name].method = "rtn";
                 continue;
             }
             const at::Tensor s = smoothquant_scales(act, weights, alg.smoothquant_alpha);
@@ -213,6 +230,15 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
         o.grid = alg.awq_grid;
         o.clip_search = alg.awq_clip;
         int64_t done = 0;
+        if (alg.awq_fold) {
+            for (const FoldedAwqLayer& r : run_folded_awq(q, fp_samples, o, sink, cancel)) {
+                reports[r.layer].method = r.folded_into.empty() ? "rtn" : "awq";
+                reports[r.layer].awq_alpha = r.alpha;
+                if (r.folded_into.empty())
+                    sink.log(LogLevel::Info, "AWQ (fold) rounds " + r.layer + " to nearest: no preceding norm or Linear takes its scale");
+            }
+            awq_layers.clear();
+        }
         for (LayerQuantizer* l : awq_layers) {
             cancel.throw_if_cancelled();
             const auto tl = Clock::now();
@@ -222,7 +248,11 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
                                                 " (Linear layers with their own weight only); it is rounded to nearest");
                 reports[l->name()].method = "rtn";
             } else {
-                const AwqResult r = awq_search(weight_matrix(l->layer()), x, l->weight_spec(), o, cancel);
+                // The search scales this weight alone: its own amax (a fused group's shared amax
+                // follows the scaled weights once they are written back).
+                QuantSpec spec = l->weight_spec();
+                if (l->shared_weight_amax()) spec.fixed_amax = std::nanf("");
+                const AwqResult r = awq_search(weight_matrix(l->layer()), x, spec, o, cancel);
                 c10::NoGradGuard no_grad;
                 l->layer().weight.copy_(r.weight.view(l->layer().weight.sizes()));
                 l->set_pre_quant_scale(r.pre_quant_scale);
@@ -240,6 +270,7 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
         run_calibration_forward(model, calibration, options.batch_size, "calibrate", sink, cancel);
         for (const auto& l : q.layers())
             if (active.count(l->name()) && l->input_needs_amax()) l->set_input_amax(calibrated_amax(*l, pass.at(l->name())));
+        q.share_fused_input_amax();
     }
 
     // 3b. Weight clipping search (calibrator mse / imatrix_mse), on the weights as step 2 left them.
@@ -298,6 +329,10 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
             sink.progress(++done, static_cast<int64_t>(searched.size()), "clip search");
         }
     }
+    // KV-cache scales (recipe "kv_cache"): K / V amax of the FP layers, for the exports.
+    if (!q.recipe().kv_cache_format.empty())
+        q.set_kv_cache_scales(
+            calibrate_kv_cache_scales(q, q.recipe().kv_cache_format, calibration, options.batch_size, sink, cancel));
 
     // 4. GPTQ, block by block, each block seeing the earlier blocks quantized.
     if (gptq) {

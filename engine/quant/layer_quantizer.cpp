@@ -86,6 +86,17 @@ at::Tensor LayerQuantizer::transform_input(const at::Tensor& x) const {
     return quantize(v);
 }
 
+QuantSpec LayerQuantizer::weight_spec() const {
+    QuantSpec s = plan_.weight_spec;
+    if (shared_amax_) s.fixed_amax = shared_amax_->value();
+    return s;
+}
+
+void LayerQuantizer::set_shared_weight_amax(std::shared_ptr<const SharedWeightAmax> shared) {
+    shared_amax_ = std::move(shared);
+    if (!pinned_) cached_ = at::Tensor();  // recomputed with the new amax
+}
+
 bool LayerQuantizer::weight_pinned() const {
     const at::Tensor& w = plan_.layer->weight;
     return pinned_ && cached_data_ == w.data_ptr() && cached_version_ == version_of(w);
@@ -104,17 +115,22 @@ void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
 
 at::Tensor LayerQuantizer::quantized_weight() {
     const at::Tensor& w = plan_.layer->weight;
-    if (cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == version_of(w))
-        return cached_;
+    const bool same_weight = cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == version_of(w);
+    if (same_weight && pinned_) return cached_;
+    // A sibling's weight change moves a shared amax without touching this weight.
+    const QuantSpec spec = weight_spec();
+    const bool same_amax = !shared_amax_ || spec.fixed_amax == cached_amax_;
+    if (same_weight && same_amax) return cached_;
     pinned_ = false;
     // The cache must be a normal tensor: it is created inside inference-mode evaluations but may
     // be used later where autograd records.
     c10::InferenceMode normal_tensors(false);
     at::NoGradGuard no_grad;
     const std::vector<int64_t> shape = weight_matrix_shape(layer());
-    cached_ = fake_quantize(w.detach().reshape(shape), plan_.weight_spec).view(w.sizes());
+    cached_ = fake_quantize(w.detach().reshape(shape), spec).view(w.sizes());
     cached_data_ = w.data_ptr();
     cached_version_ = version_of(w);
+    cached_amax_ = spec.fixed_amax;
     return cached_;
 }
 
@@ -132,7 +148,7 @@ void LayerQuantizer::set_weight_importance(std::vector<float> importance) {
 EncodedTensor LayerQuantizer::encode_weight() const {
     if (!weight_configured()) throw UserError("layer " + name() + " has no weight quantizer");
     const at::Tensor w = layer().weight.detach().reshape(weight_matrix_shape(layer())).to(at::kFloat).contiguous();
-    return encode_buffer(w.data_ptr<float>(), shape_of(w), plan_.weight_spec);
+    return encode_buffer(w.data_ptr<float>(), shape_of(w), weight_spec());
 }
 
 void LayerQuantizer::enable_learned_scales() {
@@ -140,7 +156,7 @@ void LayerQuantizer::enable_learned_scales() {
     c10::InferenceMode normal_tensors(false);
     at::NoGradGuard no_grad;
     try {
-        lsq_ = std::make_unique<LsqQuantizer>(plan_.weight_spec, layer().weight.detach().reshape(weight_matrix_shape(layer())));
+        lsq_ = std::make_unique<LsqQuantizer>(weight_spec(), layer().weight.detach().reshape(weight_matrix_shape(layer())));
     } catch (const UserError& e) {
         throw UserError("layer " + name() + ": " + e.what());
     }
@@ -164,7 +180,7 @@ at::Tensor LayerQuantizer::transform_weight(const at::Tensor& w) {
         return lsq_->forward(w.reshape(weight_matrix_shape(layer()))).view(w.sizes());
     }
     if (at::GradMode::is_enabled() && w.requires_grad())
-        return fake_quantize_ste(w.reshape(weight_matrix_shape(layer())), plan_.weight_spec, SteOptions{clip_gradient_})
+        return fake_quantize_ste(w.reshape(weight_matrix_shape(layer())), weight_spec(), SteOptions{clip_gradient_})
             .view(w.sizes());
     return quantized_weight();
 }

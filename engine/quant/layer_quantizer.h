@@ -27,6 +27,7 @@
 
 #include "engine/quant/lsq_quantizer.h"
 #include "engine/quant/quant_plan.h"
+#include "engine/quant/shared_weight_amax.h"
 
 namespace ql {
 
@@ -65,8 +66,13 @@ public:
     at::Tensor quantized_weight();
     void pin_quantized_weight(const at::Tensor& q);  // same shape as the weight
     bool weight_pinned() const;
-    // The weight quantizer's spec for this weight (global amax filled in for NVFP4).
-    const QuantSpec& weight_spec() const { return plan_.weight_spec; }
+    // The weight quantizer's spec for this weight; with a shared amax (fused layers), its
+    // fixed_amax is the group's current amax.
+    QuantSpec weight_spec() const;
+    // Fused-layer scale sharing (shared_weight_amax.h, set by QuantizedModel): only for
+    // per-tensor-scaled weights (NVFP4, FP8 / INT per tensor); nullptr switches it off.
+    void set_shared_weight_amax(std::shared_ptr<const SharedWeightAmax> shared);
+    const SharedWeightAmax* shared_weight_amax() const { return shared_amax_.get(); }
     QuantSpec input_spec_for_forward() const;
     // GGUF weight formats: per-input-column importance for the weight's K-quant / IQ4 / Q4_0
     // search (ggml's imatrix values: the mean square input of each column; [in] floats, finite,
@@ -106,7 +112,9 @@ private:
     at::Tensor cached_;                 // quantized weight
     const void* cached_data_ = nullptr;  // what it was computed from
     int64_t cached_version_ = -1;
+    float cached_amax_ = std::nanf("");  // the shared amax the cache was computed with
     bool pinned_ = false;
+    std::shared_ptr<const SharedWeightAmax> shared_amax_;
     bool clip_gradient_ = false;
     std::unique_ptr<LsqQuantizer> lsq_;
     InputObserver observer_;

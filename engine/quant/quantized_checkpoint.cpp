@@ -23,6 +23,7 @@ using nlohmann::json;
 
 constexpr const char* kRecipeFile = "quantlab_recipe.json";
 constexpr const char* kTensorsFile = "quantlab_quant.safetensors";
+constexpr const char* kKvCacheFile = "quantlab_kv_cache.json";  // calibrated KV-cache amax (kv_cache_scales.h)
 constexpr int kVersion = 1;
 
 bool is_weights_file(const std::string& name) {
@@ -93,6 +94,7 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
         }
         write_safetensors((partial / kTensorsFile).string(), state, {{"format", "quantlab-ptq"}});
         write_file_atomically((partial / kRecipeFile).string(), recipe_to_json(q.recipe()));
+        if (q.kv_cache_scales()) write_file_atomically((partial / kKvCacheFile).string(), kv_cache_scales_json(*q.kv_cache_scales()));
         for (const auto& [name, contents] : extra_files) write_file_atomically((partial / name).string(), contents);
         const ModelSize size = q.size();
         json marker = {{"format", "quantlab-quantized-checkpoint"},
@@ -125,6 +127,7 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
 
 std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::string& folder) {
     if (!is_quantized_checkpoint(folder)) return nullptr;
+    std::error_code ec;
     const std::string marker_path = (fs::path(folder) / kQuantStateFile).string();
     const std::string text = read_whole_file(marker_path, "quantization state");
     json marker;
@@ -193,6 +196,14 @@ std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::strin
         l.set_input_enabled(flag("input_enabled"));
     }
     if (!unused.empty()) throw UserError(tensors_path + ": unexpected tensor '" + *unused.begin() + "'");
+    const fs::path kv_path = fs::path(folder) / kKvCacheFile;
+    if (fs::is_regular_file(kv_path, ec)) {
+        KvCacheScales kv = parse_kv_cache_scales(read_whole_file(kv_path.string(), "KV-cache scales"), kv_path.string());
+        for (const KvLayerScales& l : kv.layers)
+            if (!q->find(l.k_proj) || !q->find(l.v_proj))
+                throw UserError(kv_path.string() + ": layers: '" + l.attention + "' has no k_proj / v_proj in the model");
+        q->set_kv_cache_scales(std::move(kv));
+    }
     return q;
 }
 

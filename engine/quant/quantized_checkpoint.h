@@ -10,6 +10,8 @@
 //                                L.weight_global_scale (NVFP4), L.input_amax (F32 scalar, static
 //                                input quantizers), L.pre_quant_scale (F32 [in], x * s)
 //   quantlab_recipe.json         the recipe
+//   quantlab_kv_cache.json       calibrated K / V amax per attention (recipes with "kv_cache";
+//                                engine/quant/kv_cache_scales.h), absent otherwise
 //   quantlab_quant.json          per-layer settings and switches; written last (complete marker)
 // plus the source folder's other files (config.json, tokenizer files, quantlab.json).
 #pragma once

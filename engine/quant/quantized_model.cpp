@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/quant/quantized_model.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/quant/fused_layers.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -28,6 +33,48 @@ double weight_storage_bits(const QuantSpec& spec, const std::vector<int64_t>& sh
 QuantizedModel::QuantizedModel(Model& model, Recipe recipe) : model_(model), recipe_(std::move(recipe)) {
     std::vector<LayerQuantPlan> plans = plan_recipe(recipe_, model_);
     for (LayerQuantPlan& p : plans) layers_.push_back(std::make_unique<LayerQuantizer>(std::move(p)));
+    if (!recipe_.share_fused_scales) return;
+    for (const std::vector<std::string>& group : fused_layer_groups(model_)) {
+        // Members by weight format: only shards of one format can share a scale.
+        std::map<std::string, std::vector<LayerQuantizer*>> by_format;
+        for (const std::string& name : group) {
+            LayerQuantizer* l = find(name);
+            if (!l || !l->weight_configured()) continue;
+            const QuantSpec& s = l->plan().weight_spec;
+            const std::string& fam = s.info->family;
+            const bool per_tensor = fam == "nvfp4" || ((fam == "fp8" || (fam == "int" && !s.asymmetric)) &&
+                                                       s.granularity == Granularity::Tensor);
+            if (per_tensor) by_format[s.info->name].push_back(l);
+        }
+        for (auto& [format, members] : by_format) {
+            if (members.size() < 2) continue;
+            std::vector<const QuantizableLayer*> layers;
+            std::vector<std::string> names;
+            for (LayerQuantizer* l : members) {
+                layers.push_back(&l->layer());
+                names.push_back(l->name());
+            }
+            auto shared = std::make_shared<const SharedWeightAmax>(std::move(layers));
+            for (LayerQuantizer* l : members) l->set_shared_weight_amax(shared);
+            shared_weight_groups_.push_back(std::move(names));
+        }
+    }
+}
+
+void QuantizedModel::share_fused_input_amax() {
+    if (!recipe_.share_fused_scales) return;
+    for (const std::vector<std::string>& group : fused_layer_groups(model_)) {
+        std::map<std::string, std::vector<LayerQuantizer*>> by_format;
+        for (const std::string& name : group) {
+            LayerQuantizer* l = find(name);
+            if (l && l->input_needs_amax() && !std::isnan(l->input_amax())) by_format[l->plan().input_spec.info->name].push_back(l);
+        }
+        for (auto& [format, members] : by_format) {
+            float amax = 0;
+            for (LayerQuantizer* l : members) amax = std::max(amax, l->input_amax());
+            for (LayerQuantizer* l : members) l->set_input_amax(amax);
+        }
+    }
 }
 
 LayerQuantizer* QuantizedModel::find(const std::string& layer_name) const {

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "engine/models/model.h"
+#include "engine/quant/kv_cache_scales.h"
 #include "engine/quant/layer_quantizer.h"
 #include "engine/quant/recipe.h"
 
@@ -45,12 +48,27 @@ public:
 
     // Every configured quantizer on (or off).
     void set_enabled(bool on);
+
+    // With the recipe's share_fused_scales: the fused groups (fused_layers.h) whose members share
+    // one weight amax (installed by the constructor) -- members with the same weight format and a
+    // per-tensor scale (NVFP4, FP8 / symmetric INT per tensor).
+    const std::vector<std::vector<std::string>>& shared_weight_groups() const { return shared_weight_groups_; }
+    // With share_fused_scales: every fused group's static input quantizers (same format) get the
+    // largest calibrated amax of the group. Called after calibration (PTQ); a no-op otherwise.
+    void share_fused_input_amax();
+
+    // Calibrated KV-cache scales (recipes with "kv_cache"; PTQ sets them, checkpoints keep them):
+    // what the exports write as k_scale / v_scale.
+    const std::optional<KvCacheScales>& kv_cache_scales() const { return kv_cache_scales_; }
+    void set_kv_cache_scales(std::optional<KvCacheScales> s) { kv_cache_scales_ = std::move(s); }
     ModelSize size() const;
 
 private:
     Model& model_;
     Recipe recipe_;
     std::vector<std::unique_ptr<LayerQuantizer>> layers_;
+    std::vector<std::vector<std::string>> shared_weight_groups_;
+    std::optional<KvCacheScales> kv_cache_scales_;
 };
 
 }  // namespace ql

@@ -106,7 +106,7 @@ void parse_algorithm(const json& a, PtqAlgorithm& alg, const std::string& source
     static const std::vector<std::string> kMethods = {"max", "smoothquant", "awq", "gptq"};
     const json* method = &a;
     if (a.is_object()) {
-        check_keys(a, {"method", "alpha", "grid", "clip", "block_size", "damp_percent", "act_order"}, source, "algorithm");
+        check_keys(a, {"method", "alpha", "grid", "clip", "fold", "block_size", "damp_percent", "act_order"}, source, "algorithm");
         if (!a.contains("method")) fail(source, "algorithm.method", "missing");
         method = &a["method"];
     } else if (a.is_null()) {
@@ -133,6 +133,11 @@ void parse_algorithm(const json& a, PtqAlgorithm& alg, const std::string& source
         if (alg.awq_grid < 1 || alg.awq_grid > 1000) fail(source, "algorithm.grid", "expected 1..1000");
     }
     if (allowed("clip", "awq")) alg.awq_clip = get_as<bool>(a["clip"], source, "algorithm.clip", "true or false");
+    if (a.contains("fold")) {
+        if (alg.method != "awq" && alg.method != "smoothquant") fail(source, "algorithm.fold", "applies to awq and smoothquant only");
+        const bool fold = get_as<bool>(a["fold"], source, "algorithm.fold", "true or false");
+        (alg.method == "awq" ? alg.awq_fold : alg.smoothquant_fold) = fold;
+    }
     if (allowed("block_size", "gptq")) {
         alg.gptq_block_size = get_as<int64_t>(a["block_size"], source, "algorithm.block_size", "a positive integer");
         if (alg.gptq_block_size < 1) fail(source, "algorithm.block_size", "expected a positive integer");
@@ -224,7 +229,8 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
         throw UserError(source + ": not valid JSON: " + e.what());
     }
     if (!j.is_object()) throw UserError(source + ": a recipe is a JSON object");
-    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration", "imatrix"}, source, "recipe");
+    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration", "imatrix", "share_fused_scales", "kv_cache"},
+               source, "recipe");
     Recipe r;
     r.source = source;
     r.name = j.contains("name") ? get_as<std::string>(j["name"], source, "name", "a string")
@@ -234,6 +240,17 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
     if (j.contains("imatrix")) {
         r.imatrix = get_as<std::string>(j["imatrix"], source, "imatrix", "an importance matrix file");
         if (r.imatrix.empty()) fail(source, "imatrix", "empty path");
+    }
+    if (j.contains("share_fused_scales"))
+        r.share_fused_scales = get_as<bool>(j["share_fused_scales"], source, "share_fused_scales", "true or false");
+    if (j.contains("kv_cache")) {
+        const json& kv = j["kv_cache"];
+        if (!kv.is_object()) fail(source, "kv_cache", "expected an object like {\"format\": \"fp8_e4m3\"}");
+        check_keys(kv, {"format"}, source, "kv_cache");
+        if (!kv.contains("format")) fail(source, "kv_cache.format", "missing");
+        r.kv_cache_format = get_as<std::string>(kv["format"], source, "kv_cache.format", "fp8_e4m3 or nvfp4");
+        if (r.kv_cache_format != "fp8_e4m3" && r.kv_cache_format != "nvfp4")
+            fail(source, "kv_cache.format", "expected fp8_e4m3 or nvfp4, got '" + r.kv_cache_format + "'");
     }
     if (!j.contains("quant_cfg")) fail(source, "quant_cfg", "missing (a list of {\"quantizer_name\", \"enable\", \"cfg\"})");
     const json& list = j["quant_cfg"];
@@ -274,9 +291,11 @@ std::string recipe_to_json(const Recipe& r) {
     const PtqAlgorithm& a = r.algorithm;
     json alg = {{"method", a.method}};
     if (a.method == "smoothquant") alg["alpha"] = a.smoothquant_alpha;
+    if (a.method == "smoothquant" && a.smoothquant_fold) alg["fold"] = true;
     if (a.method == "awq") {
         alg["grid"] = a.awq_grid;
         alg["clip"] = a.awq_clip;
+        if (a.awq_fold) alg["fold"] = true;
     }
     if (a.method == "gptq") {
         alg["block_size"] = a.gptq_block_size;
@@ -297,6 +316,8 @@ std::string recipe_to_json(const Recipe& r) {
     if (r.calibration.sequence_length > 0) cal["seq_len"] = r.calibration.sequence_length;
     j["calibration"] = cal;
     if (!r.imatrix.empty()) j["imatrix"] = r.imatrix;
+    if (r.share_fused_scales) j["share_fused_scales"] = true;
+    if (!r.kv_cache_format.empty()) j["kv_cache"] = {{"format", r.kv_cache_format}};
     // nlohmann::json sorts keys; quant_cfg order is kept because it is a list.
     return j.dump(2) + "\n";
 }

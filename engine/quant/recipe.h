@@ -41,8 +41,10 @@ struct RecipeEntry {
 struct PtqAlgorithm {
     std::string method = "max";       // max (= RTN weights) | smoothquant | awq | gptq
     double smoothquant_alpha = 1.0;   // migration strength (Model Optimizer's default)
+    bool smoothquant_fold = false;    // smooth only groups whose scales fold into a preceding norm
     int64_t awq_grid = 10;            // alpha grid points in [0, 1) (Model Optimizer awq_lite alpha_step 0.1)
     bool awq_clip = false;            // AWQ clipping search (Model Optimizer's awq_full = lite + clip)
+    bool awq_fold = false;            // AWQ scales folded into the preceding norm / Linear (engine/ptq/awq_fold.h)
     int64_t gptq_block_size = 128;    // lazy batch width
     double gptq_damp_percent = 0.01;  // dampening, fraction of mean(diag(H))
     bool gptq_act_order = false;
@@ -63,6 +65,13 @@ struct Recipe {
     // An importance matrix file (llama.cpp's GGUF or .dat imatrix, `quantlab-cli imatrix`) for
     // the weight calibrator "imatrix_mse" and the GGUF formats' own weighted searches; "" = none.
     std::string imatrix;
+    // "share_fused_scales": layers that consumers fuse (q/k/v, gate/up; engine/quant/fused_layers.h)
+    // get one per-tensor weight amax (NVFP4 global scale, FP8 / INT per-tensor scale) and one
+    // static input amax, in PTQ and QAT/QAD (on in the NVFP4 and FP8 presets).
+    bool share_fused_scales = false;
+    // "kv_cache": {"format": "fp8_e4m3" | "nvfp4"}: calibrate per-layer K and V amax for the
+    // exports' KV-cache scales (engine/quant/kv_cache_scales.h); "" = no KV-cache quantization.
+    std::string kv_cache_format;
     std::string source;        // "preset NVFP4_DEFAULT" or the file path (for messages)
 };
 

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/api/demo_api.h"
-#include "engine/io/file_sha256.h"
+#include "engine/io/sha256.h"
 #include "tests/app/cli_runner.h"
 
 extern char** environ;

@@ -14,7 +14,7 @@
 #include "engine/core/demo_folder.h"
 #include "engine/data/dataset.h"
 #include "engine/eval/evaluator.h"
-#include "engine/io/file_sha256.h"
+#include "engine/io/sha256.h"
 #include "engine/io/whole_file.h"
 #include "engine/loading/model_source.h"
 #include "engine/train/demo_trainer.h"
