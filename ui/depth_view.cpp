@@ -219,10 +219,13 @@ void DepthView::refresh() {
                            "output is the model's output); sentence-embedding cosine %2.")
                             .arg(first->label, num(first->report.sentence_cosine, 6)));
     else
-        m_note->setText(tr("%1: final KL %2 nats/token; the blocks' isolated KLs add up to %3 (less than the final KL: "
-                           "the errors compound). Propagated = everything up to the block quantized; isolated = only "
-                           "the block, on the FP model's stream.")
-                            .arg(first->label, num(first->report.kl), num(first->report.isolated_kl_sum)));
+        m_note->setText(tr("%1: final KL %2 nats/token; the blocks' isolated KLs add up to %3 (%4). Propagated = "
+                           "everything up to the block quantized; isolated = only the block, on the FP model's stream.")
+                            .arg(first->label, num(first->report.kl), num(first->report.isolated_kl_sum),
+                                 first->report.kl && first->report.isolated_kl_sum &&
+                                         *first->report.isolated_kl_sum < *first->report.kl
+                                     ? tr("less than the final KL: the errors compound")
+                                     : tr("more than the final KL: later blocks partly absorb what earlier ones break")));
 
     // The first shown run, block by block.
     const QStringList headers = {tr("Block"), tr("Propagated rel. L2"), tr("SQNR (dB)"), tr("Cosine"), tr("Isolated rel. L2"),

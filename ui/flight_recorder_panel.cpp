@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/flight_recorder_panel.h"
 
-#include <QCollator>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -37,6 +36,28 @@ const Quantity kQuantities[] = {
     {"global_scale_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Global-scale drift (NVFP4)"), "global scale / start − 1", false},
     {"block_distance", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Teacher–student distance per block (QAD)"), "relative L2", false},
 };
+
+// a < b with runs of digits compared as numbers: "layers.2" before "layers.10". (QCollator's
+// numeric mode needs ICU, which a C-locale or ICU-less Qt silently lacks.)
+bool naturalLess(const QString& a, const QString& b) {
+    qsizetype i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (a[i].isDigit() && b[j].isDigit()) {
+            qsizetype ei = i, ej = j;
+            while (ei < a.size() && a[ei].isDigit()) ++ei;
+            while (ej < b.size() && b[ej].isDigit()) ++ej;
+            const qulonglong x = a.mid(i, ei - i).toULongLong(), y = b.mid(j, ej - j).toULongLong();
+            if (x != y) return x < y;
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
 
 const Quantity* quantity(const QString& id) {
     for (const Quantity& q : kQuantities)
@@ -173,9 +194,7 @@ void FlightRecorderPanel::refresh() {
             stepSet.insert(s.steps.begin(), s.steps.end());
         }
     // Layers in model order: "layers.2" before "layers.10".
-    QCollator natural;
-    natural.setNumericMode(true);
-    std::sort(rows.begin(), rows.end(), [&](const QString& a, const QString& b) { return natural.compare(a, b) < 0; });
+    std::sort(rows.begin(), rows.end(), naturalLess);
     const std::vector<double> steps(stepSet.begin(), stepSet.end());
     QStringList cols;
     for (double s : steps) cols << QString::number(static_cast<qint64>(s));

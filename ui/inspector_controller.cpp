@@ -224,7 +224,7 @@ bool InspectorController::measureDivergence(const QString& checkpointFolder) {
         return false;
     }
     req.data = m_recipe->setupCalibration().toStdString();
-    req.samples = 512;  // held-out examples: seconds for the demo, and a stable p99
+    req.samples = m_divergenceSamples;
     projects::ProjectRunInfo info;
     info.kind = "divergence";
     info.model_name = req.model;

@@ -41,6 +41,9 @@ public:
     // Depth-wise error and token divergence of the open FP model against the editor's recipe
     // (empty folder) or a checkpoint, recorded as a "divergence" run with its report.
     bool measureDivergence(const QString& checkpointFolder);
+    // Held-out examples the divergence job scores (default 512: seconds for the demo on a free
+    // machine, and a stable p99).
+    void setDivergenceSamples(int samples) { m_divergenceSamples = samples; }
     // The completed divergence runs among `runs` go to the Depth and Tokens tabs, their reports
     // read from the project off the GUI thread (each once).
     void loadDivergenceRuns(const QVector<RunRow>& runs);
@@ -58,6 +61,7 @@ private:
     QHash<qint64, DivergenceRun> m_divergence;  // reports read so far, by run id
     QString m_divergenceProject;                // the project they came from
     QList<qint64> m_divergenceShown;            // the ids last given to the view
+    int m_divergenceSamples = 512;
 };
 
 }  // namespace ql
