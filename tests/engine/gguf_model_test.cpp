@@ -51,7 +51,7 @@ GgufExportResult export_to(const std::string& model, const std::string& out, con
 }
 
 at::Tensor input_ids(const std::string& model) {
-    const NpyArray a = read_npy(kData + "/models/" + model + "/input_ids.npy");
+    const NdArray a = read_npy(kData + "/models/" + model + "/input_ids.npy");
     std::vector<int64_t> ids(a.as<int64_t>(), a.as<int64_t>() + a.numel());
     return at::tensor(at::ArrayRef<int64_t>(ids)).reshape(a.shape);
 }
