@@ -175,7 +175,7 @@ bool Workbench::retrainDemo(qint64 steps) {
         return false;
     }
     const QString out = QString::fromStdString(retrained_demo_dir());
-    info(tr("Retraining the demo model into %1 (about 20 minutes on two cores); its curves appear in the "
+    info(tr("Retraining the demo model into %1 (10000 steps: 15 minutes to over an hour on two cores); its curves appear in the "
             "dashboard. The shipped model stays what \"demo\" opens.").arg(out));
     projects::ProjectRunInfo runInfo;
     runInfo.kind = "demo";

@@ -20,7 +20,7 @@ const char* kUsage =
     "Without --retrain: describes the demo model that ships with QuantLab (resources/demo; a 1.2 M-parameter\n"
     "Llama trained on the synthetic arithmetic tasks +, -, *), which 'demo' as a MODEL argument opens, after\n"
     "checking its files against the sizes and SHA-256 hashes its quantlab.json records.\n"
-    "--retrain trains a new one (about 20 minutes on two cores) into DIR, by default\n"
+    "--retrain trains a new one (10000 steps: 15 minutes to over an hour on two cores, by load) into DIR, by default\n"
     "$XDG_CACHE_HOME/quantlab/demo (~/.cache/quantlab/demo), replacing a model there; open it by its path.\n"
     "--out DIR without --retrain trains only when DIR holds no complete model. Ctrl-C cancels and keeps any\n"
     "previous model.";
