@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "projects/experiment_records.h"
 #include "projects/layer_stats.h"
 #include "projects/metric_series.h"
 #include "projects/project_records.h"
@@ -129,6 +130,26 @@ public:
     std::int64_t add_note(std::optional<std::int64_t> run_id, const std::string& text);
     void update_note(std::int64_t id, const std::string& text);
     std::vector<NoteRecord> notes(std::optional<std::int64_t> run_id = std::nullopt) const;
+
+    // --- experiments (project_file_experiments.cpp, docs/EXPERIMENTS.md) -------------------
+    // The experiment with this name and identity, created when missing; its spec is updated to
+    // `spec_json` (the same identity may differ in replicates and prose).
+    std::int64_t ensure_experiment(const std::string& name, const std::string& identity_sha256, const std::string& spec_json);
+    void append_experiment_manifest(std::int64_t experiment_id, const std::string& manifest_json);
+    std::vector<ExperimentRecord> experiments() const;  // by id
+    ExperimentRecord experiment(std::int64_t id) const;
+    // Claims a cell's replicate for this process (one write transaction): Done when it has a
+    // result, Taken when another live process claimed it, else Claimed (a dead claimant's or a
+    // failed run's claim is taken over).
+    ExperimentClaim claim_experiment_run(std::int64_t experiment_id, const std::string& cell, std::int64_t replicate,
+                                         std::int64_t seed);
+    void set_experiment_run_id(std::int64_t experiment_id, const std::string& cell, std::int64_t replicate, std::int64_t run_id);
+    // Records what the run measured (a JSON object) and drops the claim.
+    void set_experiment_run_result(std::int64_t experiment_id, const std::string& cell, std::int64_t replicate,
+                                   const std::string& result_json);
+    // Drops this process's claim without a result (the run failed or was stopped).
+    void release_experiment_run(std::int64_t experiment_id, const std::string& cell, std::int64_t replicate);
+    std::vector<ExperimentRunRecord> experiment_runs(std::int64_t experiment_id) const;
 
 private:
     friend class MetricWriter;  // shares the open logic and owns its own writer connection

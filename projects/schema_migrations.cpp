@@ -113,11 +113,41 @@ CREATE TABLE notes (
 CREATE INDEX notes_by_run ON notes(run_id);
 )sql";
 
+// Version 2: experiments (docs/EXPERIMENTS.md, docs/PROJECT_FILES.md "experiments"). The runs
+// of an experiment are ordinary runs; experiment_runs groups them by cell and replicate, holds the
+// claim of the process making one (so several processes share a grid) and what it measured.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE experiments (
+    id              INTEGER PRIMARY KEY,
+    name            TEXT NOT NULL,
+    identity_sha256 TEXT NOT NULL,
+    spec            TEXT NOT NULL,
+    manifests       TEXT NOT NULL DEFAULT '[]',
+    created_at      REAL NOT NULL,
+    UNIQUE (name, identity_sha256)
+);
+
+CREATE TABLE experiment_runs (
+    experiment_id       INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    cell                TEXT NOT NULL,
+    replicate           INTEGER NOT NULL CHECK (replicate >= 0),
+    seed                INTEGER NOT NULL,
+    run_id              INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    claim_pid           INTEGER,
+    claim_start_ticks   INTEGER,
+    claim_machine       TEXT,
+    result              TEXT,
+    updated_at          REAL NOT NULL,
+    PRIMARY KEY (experiment_id, cell, replicate)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<MigrationStep>& schema_steps() {
     static const std::vector<MigrationStep> steps = {
         {1, kSchemaV1},
+        {2, kSchemaV2},
     };
     return steps;
 }

@@ -33,6 +33,7 @@ Command export_command();
 Command imatrix_command();
 Command divergence_command();
 Command doctor_command();
+Command experiment_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

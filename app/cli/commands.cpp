@@ -20,6 +20,7 @@ const std::vector<Command>& all_commands() {
         divergence_command(),
         doctor_command(),
         project_command(),
+        experiment_command(),
     };
     return commands;
 }

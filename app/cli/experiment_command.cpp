@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli experiment run|show|templates|template: experiments as data (docs/EXPERIMENTS.md,
+// docs/CLI.md "experiment"). `run` makes every cell × replicate of an experiment as an ordinary
+// run of the project, skips those already done (resumable), shares the grid with other
+// processes through claims in the project file, and stops after the current run on Ctrl-C.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/arg_parser.h"
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_job_sink.h"
+#include "app/cli/experiment_results.h"
+#include "engine/api/experiment_api.h"
+#include "engine/api/ptq_api.h"
+#include "engine/core/errors.h"
+#include "projects/project_file.h"
+#include "projects/project_run_recorder.h"
+
+extern char** environ;
+
+namespace ql::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* kUsage =
+    "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
+    "    [--eval-samples N] [--workers N] [--dry-run] [--json]\n"
+    "quantlab-cli experiment show NAME|FILE|TEMPLATE --project P.qlab [--against OTHER.qlab] [--json]\n"
+    "quantlab-cli experiment templates\n"
+    "quantlab-cli experiment template NAME\n\n"
+    "run: makes every cell x replicate of the experiment (a JSON file, docs/EXPERIMENTS.md, or a built-in\n"
+    "template) as an ordinary run of the project (created when missing), then prints the result: per cell the\n"
+    "mean and 95 % interval over replicates, per comparison the paired difference with its interval.\n"
+    "Finished runs are not repeated (run it again to resume, or with more --replicates to add some). Ctrl-C\n"
+    "stops after the current run (exit 130; a second Ctrl-C kills it, and its cell is redone next time).\n"
+    "--workers N runs N processes that share the grid (any other 'experiment run' of the same experiment on\n"
+    "this machine shares it too). --model / --steps / --eval-samples override the template's base run.\n"
+    "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
+    "show: the result of an experiment of the project (by name: its latest), with the reproducibility\n"
+    "manifest; --against OTHER.qlab lists the cells whose mean here lies outside OTHER's interval.";
+
+std::string folder_name(const std::string& cell) {
+    std::string out;
+    for (char c : cell) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+    return out;
+}
+
+projects::ProjectFile open_or_create(const std::string& path) {
+    if (fs::exists(path)) return projects::ProjectFile::open(path, projects::OpenMode::ReadWrite);
+    return projects::ProjectFile::create(path);
+}
+
+// Children for --workers: the same command line without --workers and --json, output dropped.
+std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& args) {
+    std::vector<std::string> child_args = {"/proc/self/exe", "experiment"};
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--workers") {
+            ++i;
+            continue;
+        }
+        if (args[i] != "--json") child_args.push_back(args[i]);
+    }
+    std::string exe = fs::read_symlink("/proc/self/exe").string();
+    child_args[0] = exe;
+    std::vector<char*> argv;
+    for (auto& a : child_args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<pid_t> pids;
+    for (int64_t i = 1; i < count; ++i) {
+        pid_t pid = 0;
+        if (posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ) == 0) pids.push_back(pid);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return pids;
+}
+
+int run_experiment(const std::vector<std::string>& args) {
+    ArgParser p("experiment run", {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--workers"},
+                {"--json", "--dry-run"});
+    p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (p.positional().size() != 1) throw UserError("experiment run: expected one FILE or TEMPLATE (see quantlab-cli experiment templates)");
+    const std::string project = p.required("--project");
+    experiments::ExperimentOverrides o;
+    o.replicates = p.positive_integer("--replicates");
+    o.model = p.value("--model").value_or("");
+    o.steps = p.positive_integer("--steps");
+    o.eval_samples = p.positive_integer("--eval-samples");
+    const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));
+    const experiments::ExperimentSpec spec = experiments::load_experiment(p.positional()[0], o);
+    const std::vector<experiments::PlannedRun> plan = experiments::plan_runs(spec);
+
+    if (p.has("--dry-run")) {
+        std::fprintf(stderr, "experiment %s: %zu cells x %lld replicates = %zu runs planned\n", spec.name.c_str(),
+                     spec.cells.size(), static_cast<long long>(spec.replicates), plan.size());
+        for (const auto& r : plan) std::printf("%s #%lld seed %llu\n", r.cell->key.c_str(), static_cast<long long>(r.replicate),
+                                               static_cast<unsigned long long>(r.seed));
+        return 0;
+    }
+    projects::ProjectFile file = open_or_create(project);
+    const int64_t experiment_id = file.ensure_experiment(spec.name, spec.identity_sha256, spec.canonical_json);
+    const std::string environment = experiments::environment_manifest_json();
+    {
+        json invocation = json::parse(environment);
+        invocation["invocation"] = args;
+        invocation["started_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        file.append_experiment_manifest(experiment_id, invocation.dump());
+    }
+    const std::vector<pid_t> children = workers > 1 ? spawn_workers(workers, args) : std::vector<pid_t>{};
+
+    const fs::path work = fs::absolute(project).parent_path() /
+                          (fs::path(project).stem().string() + ".experiments") /
+                          (spec.name + "-" + spec.identity_sha256.substr(0, 8));
+    CancellationToken stop;            // Ctrl-C: stop after the current run
+    const CancellationToken never;     // the runs themselves finish
+    CancelOnSignal on_signal(stop);
+    CliJobSink quiet(true);
+    int64_t ran = 0, skipped = 0, taken = 0;
+    double seconds = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (stop.cancelled()) break;
+        const experiments::PlannedRun& run = plan[i];
+        const projects::ExperimentClaim claim =
+            file.claim_experiment_run(experiment_id, run.cell->key, run.replicate, static_cast<int64_t>(run.seed));
+        if (claim == projects::ExperimentClaim::Done) {
+            ++skipped;
+            continue;
+        }
+        if (claim == projects::ExperimentClaim::Taken) {
+            ++taken;
+            continue;
+        }
+        const experiments::RunParameters& params = run.cell->parameters;
+        projects::ProjectRunInfo info;
+        info.kind = params.method;
+        info.name = spec.name + " " + run.cell->key + " #" + std::to_string(run.replicate);
+        info.model_name = params.model;
+        info.model_path = resolved_model_folder(params.model);
+        if (!params.recipe_json.empty())
+            info.recipe_name = params.recipe, info.recipe_json = params.recipe_json;
+        else
+            std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(params.recipe);
+        const std::string data = params.method == "ptq" && !params.calib.empty() ? params.calib : params.data;
+        info.config_json = json({{"experiment", spec.name},
+                                 {"experiment_id", experiment_id},
+                                 {"cell", run.cell->key},
+                                 {"replicate", run.replicate},
+                                 {"seed", run.seed},
+                                 {"parameters", json::parse(run.cell->parameters_json)},
+                                 {"manifest",
+                                  {{"seed", run.seed},
+                                   {"recipe_sha256", experiments::sha256_hex(info.recipe_json)},
+                                   {"data", data},
+                                   {"data_sha256", experiments::data_sha256(data)},
+                                   {"eval_data", params.eval_data.empty() ? params.data : params.eval_data},
+                                   {"environment", json::parse(environment)}}}})
+                               .dump();
+        const std::string run_dir = (work / folder_name(run.cell->key) / ("r" + std::to_string(run.replicate))).string();
+        std::fprintf(stderr, "experiment %s: run %zu/%zu %s #%lld ...\n", spec.name.c_str(), i + 1, plan.size(),
+                     run.cell->key.c_str(), static_cast<long long>(run.replicate));
+        const auto t0 = std::chrono::steady_clock::now();
+        ExperimentRunOutput out;
+        int64_t run_id = 0;
+        try {
+            projects::run_recorded(
+                project, info, quiet, [&](JobSink& sink) { out = run_experiment_run(run, run_dir, sink, never); }, {},
+                [&](int64_t id) {
+                    run_id = id;
+                    file.set_experiment_run_id(experiment_id, run.cell->key, run.replicate, id);
+                });
+        } catch (...) {
+            file.release_experiment_run(experiment_id, run.cell->key, run.replicate);
+            throw;
+        }
+        json result = {{"metrics", out.result.metrics}, {"examples", out.result.examples}, {"run_id", run_id}};
+        file.set_experiment_run_result(experiment_id, run.cell->key, run.replicate, result.dump());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        seconds += s;
+        ++ran;
+        const std::size_t left = plan.size() - i - 1;
+        std::fprintf(stderr, "experiment %s: run %zu/%zu done in %s (run %lld); ETA %s for %zu left\n", spec.name.c_str(),
+                     i + 1, plan.size(), format_duration(s).c_str(), static_cast<long long>(run_id),
+                     format_duration(seconds / static_cast<double>(ran) * static_cast<double>(left) /
+                                     static_cast<double>(workers))
+                         .c_str(),
+                     left);
+    }
+    for (pid_t child : children) {
+        int status = 0;
+        waitpid(child, &status, 0);
+    }
+    const bool stopped = stop.cancelled();
+    const ExperimentReport report = load_experiment_report(file, experiment_id);
+    if (p.has("--json")) {
+        json j = experiment_report_json(report);
+        j["ran_now"] = ran;
+        j["already_done"] = skipped;
+        j["running_elsewhere"] = taken;
+        j["stopped"] = stopped;
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("%s", experiment_report_text(report).c_str());
+        std::printf("\nran %lld now, %lld already done, %lld running elsewhere%s\n", static_cast<long long>(ran),
+                    static_cast<long long>(skipped), static_cast<long long>(taken), stopped ? "; stopped (Ctrl-C)" : "");
+    }
+    if (stopped) {
+        std::fprintf(stderr, "experiment: stopped after the current run; run the same command again to continue\n");
+        return 130;
+    }
+    return 0;
+}
+
+int show_experiment(const std::vector<std::string>& args) {
+    ArgParser p("experiment show", {"--project", "--against", "--replicates", "--model", "--steps", "--eval-samples"}, {"--json"});
+    p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (p.positional().size() != 1) throw UserError("experiment show: expected one NAME, FILE or TEMPLATE");
+    const std::string project = p.required("--project");
+    const projects::ProjectFile file = projects::ProjectFile::open(project, projects::OpenMode::ReadOnly);
+    const int64_t id = find_experiment(file, p.positional()[0]);
+    const ExperimentReport report = load_experiment_report(file, id);
+    json j = experiment_report_json(report);
+    std::optional<json> moved;
+    if (const auto against = p.value("--against")) {
+        const projects::ProjectFile other = projects::ProjectFile::open(*against, projects::OpenMode::ReadOnly);
+        moved = cells_outside_intervals(report, load_experiment_report(other, find_experiment(other, report.spec.name)));
+        j["against"] = {{"project", *against}, {"moved", *moved}};
+    }
+    if (p.has("--json")) {
+        std::printf("%s\n", j.dump(2).c_str());
+        return 0;
+    }
+    std::printf("%s", experiment_report_text(report).c_str());
+    if (moved) {
+        std::printf("\nagainst %s: %zu cell metric(s) moved outside the other's 95 %% interval\n", p.value("--against")->c_str(),
+                    moved->size());
+        for (const json& m : *moved)
+            std::printf("  %s %s: %.6g here, other [%.6g, %.6g]\n", m["cell"].get<std::string>().c_str(),
+                        m["metric"].get<std::string>().c_str(), m["mean"].get<double>(), m["other_ci_low"].get<double>(),
+                        m["other_ci_high"].get<double>());
+    }
+    return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+    if (args.empty()) throw UserError("experiment: expected run, show, templates or template (quantlab-cli experiment --help)");
+    if (args[0] == "run") return run_experiment(args);
+    if (args[0] == "show") return show_experiment(args);
+    if (args[0] == "templates") {
+        for (const std::string& name : experiments::experiment_template_names()) {
+            const experiments::ExperimentSpec s = experiments::load_experiment(name);
+            std::printf("%-16s %zu runs  %s\n", name.c_str(), s.cells.size() * static_cast<std::size_t>(s.replicates),
+                        s.title.c_str());
+        }
+        return 0;
+    }
+    if (args[0] == "template") {
+        if (args.size() != 2) throw UserError("experiment template: expected one NAME (quantlab-cli experiment templates)");
+        std::printf("%s\n", json::parse(experiments::experiment_template_json(args[1])).dump(2).c_str());
+        return 0;
+    }
+    throw UserError("experiment: unknown subcommand '" + args[0] + "' (run, show, templates, template)");
+}
+
+}  // namespace
+
+Command experiment_command() {
+    return Command{"experiment", kUsage,
+                   "experiments as data: grids with replicate seeds, means with 95 % intervals, paired differences", run};
+}
+
+}  // namespace ql::cli

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/experiments/experiment_analysis.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace ql::experiments {
+namespace {
+
+using nlohmann::json;
+
+bool is_rate(const std::string& metric) {
+    return metric == "exact_match" || metric == "accuracy" || metric == "agreement" || metric.rfind("exact_match/", 0) == 0;
+}
+
+// The key of the cell that `cell` becomes with the comparison's b values in place of a's.
+std::string partner_key(const ExperimentSpec& spec, const Cell& cell, const Comparison& c) {
+    std::string key;
+    for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+        const std::string& axis = spec.axes[i];
+        const auto it = c.b.find(axis);
+        key += (i ? "," : "") + axis + "=" + (it != c.b.end() ? it->second : cell.values.at(axis));
+    }
+    return key.empty() ? "base" : key;
+}
+
+bool matches(const Cell& cell, const std::map<std::string, std::string>& selector) {
+    for (const auto& [k, v] : selector)
+        if (cell.values.at(k) != v) return false;
+    return true;
+}
+
+json bound(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string fmt(const std::string& metric, double v) {
+    if (!std::isfinite(v)) return "-";
+    char buf[48];
+    if (is_rate(metric))
+        std::snprintf(buf, sizeof buf, "%.2f", 100 * v);
+    else if (metric == "bits_per_parameter")
+        std::snprintf(buf, sizeof buf, "%.3f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.3e", v);
+    return buf;
+}
+
+}  // namespace
+
+ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult>& runs, double confidence) {
+    ExperimentResult out;
+    std::map<std::string, std::map<int64_t, const RunResult*>> by_cell;  // cell -> replicate -> run
+    for (const RunResult& r : runs) by_cell[r.cell][r.replicate] = &r;
+
+    for (const Cell& cell : spec.cells) {
+        const auto it = by_cell.find(cell.key);
+        if (it == by_cell.end() || it->second.empty()) continue;
+        CellSummary s;
+        s.cell = &cell;
+        for (const auto& [rep, run] : it->second) s.run_ids.push_back(run->run_id);
+        for (const std::string& metric : spec.metrics) {
+            MetricSummary m;
+            m.metric = metric;
+            int64_t trials = 0;
+            for (const auto& [rep, run] : it->second) {
+                const auto v = run->metrics.find(metric);
+                if (v == run->metrics.end()) continue;
+                m.values.push_back(v->second);
+                trials = run->examples;
+            }
+            if (m.values.empty()) continue;
+            m.value = mean_interval(m.values, confidence);
+            m.interval = m.value.n > 1 ? "t" : "none";
+            if (m.value.n == 1 && is_rate(metric) && metric != "agreement" && trials > 0 && metric.find('/') == std::string::npos) {
+                const auto k = static_cast<int64_t>(std::llround(m.values[0] * static_cast<double>(trials)));
+                const Interval w = wilson_interval(k, trials, confidence);
+                m.value.ci = w;
+                m.interval = "wilson";
+            }
+            s.metrics.push_back(std::move(m));
+        }
+        out.cells.push_back(std::move(s));
+    }
+
+    for (const Comparison& c : spec.comparisons) {
+        for (const Cell& cell : spec.cells) {
+            if (!matches(cell, c.a)) continue;
+            const std::string other = partner_key(spec, cell, c);
+            const auto ia = by_cell.find(cell.key), ib = by_cell.find(other);
+            if (ia == by_cell.end() || ib == by_cell.end()) continue;
+            ComparisonSummary s;
+            s.comparison = &c;
+            s.a = cell.key;
+            s.b = other;
+            for (const std::string& metric : spec.metrics) {
+                std::vector<double> a, b;
+                int64_t ta = 0, tb = 0;
+                for (const auto& [rep, run_a] : ia->second) {
+                    const auto rb = ib->second.find(rep);
+                    if (rb == ib->second.end()) continue;
+                    const auto va = run_a->metrics.find(metric), vb = rb->second->metrics.find(metric);
+                    if (va == run_a->metrics.end() || vb == rb->second->metrics.end()) continue;
+                    a.push_back(va->second), b.push_back(vb->second);
+                    ta = run_a->examples, tb = rb->second->examples;
+                }
+                if (a.empty()) continue;
+                MetricSummary m;
+                m.metric = metric;
+                m.value = paired_difference(a, b, confidence);
+                for (std::size_t i = 0; i < a.size(); ++i) m.values.push_back(a[i] - b[i]);
+                m.interval = m.value.n > 1 ? "paired t" : "none";
+                if (m.value.n == 1 && metric == "exact_match" && ta > 0 && tb > 0) {
+                    m.value.ci = newcombe_difference_interval(std::llround(a[0] * ta), ta, std::llround(b[0] * tb), tb, confidence);
+                    m.interval = "newcombe";
+                }
+                s.metrics.push_back(std::move(m));
+            }
+            out.comparisons.push_back(std::move(s));
+        }
+    }
+    return out;
+}
+
+std::string result_json(const ExperimentSpec& spec, const ExperimentResult& result) {
+    json cells = json::array();
+    for (const CellSummary& c : result.cells) {
+        json metrics = json::object();
+        for (const MetricSummary& m : c.metrics)
+            metrics[m.metric] = {{"mean", m.value.mean}, {"ci_low", bound(m.value.ci.low)}, {"ci_high", bound(m.value.ci.high)},
+                                 {"n", m.value.n}, {"sd", bound(m.value.sd)}, {"interval", m.interval}, {"values", m.values}};
+        cells.push_back({{"cell", c.cell->key}, {"values", c.cell->values}, {"parameters", json::parse(c.cell->parameters_json)},
+                         {"runs", c.run_ids}, {"metrics", metrics}});
+    }
+    json comparisons = json::array();
+    for (const ComparisonSummary& c : result.comparisons) {
+        json metrics = json::object();
+        for (const MetricSummary& m : c.metrics)
+            metrics[m.metric] = {{"difference", m.value.mean}, {"ci_low", bound(m.value.ci.low)},
+                                 {"ci_high", bound(m.value.ci.high)}, {"n", m.value.n}, {"interval", m.interval},
+                                 {"values", m.values}};
+        comparisons.push_back({{"name", c.comparison->name}, {"a", c.a}, {"b", c.b}, {"metrics", metrics}});
+    }
+    return json({{"cells", cells}, {"comparisons", comparisons}, {"metrics", spec.metrics}, {"confidence", 0.95}}).dump();
+}
+
+std::string result_text(const ExperimentSpec& spec, const ExperimentResult& result) {
+    std::string out;
+    char buf[512];
+    auto cell_line = [&](const std::string& label, const std::vector<MetricSummary>& metrics) {
+        std::snprintf(buf, sizeof buf, "%-36s", label.c_str());
+        out += buf;
+        for (const std::string& metric : spec.metrics) {
+            std::string text = "-";
+            for (const MetricSummary& m : metrics)
+                if (m.metric == metric) {
+                    text = fmt(metric, m.value.mean);
+                    if (std::isfinite(m.value.ci.low))
+                        text += " [" + fmt(metric, m.value.ci.low) + ", " + fmt(metric, m.value.ci.high) + "]";
+                    text += " n=" + std::to_string(m.value.n);
+                }
+            std::snprintf(buf, sizeof buf, "  %-34s", text.c_str());
+            out += buf;
+        }
+        out += "\n";
+    };
+    std::snprintf(buf, sizeof buf, "%-36s", "cell");
+    out += buf;
+    for (const std::string& metric : spec.metrics) {
+        std::snprintf(buf, sizeof buf, "  %-34s", (metric + (is_rate(metric) ? " %" : "") + " [95 % CI]").c_str());
+        out += buf;
+    }
+    out += "\n";
+    for (const CellSummary& c : result.cells) cell_line(c.cell->key, c.metrics);
+    if (!result.comparisons.empty()) out += "\ndifferences (a − b, paired by replicate seed)\n";
+    for (const ComparisonSummary& c : result.comparisons) cell_line(c.comparison->name + ": " + c.a + " − " + c.b, c.metrics);
+    return out;
+}
+
+}  // namespace ql::experiments

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/experiments/experiment_spec.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+#include "engine/io/strict_json.h"
+
+namespace ql::experiments {
+namespace {
+
+using nlohmann::json;
+
+const std::set<std::string> kTopKeys = {"quantlab_experiment", "name", "title", "claim", "source", "analysis",
+                                        "replicates", "seed", "base", "grid", "metrics", "comparisons"};
+const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule"};
+const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_samples", "calib_samples", "fp_steps",
+                                                  "warmup_steps", "total_steps", "qat_bits"};
+const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction"};
+// The metrics a run reports (docs/EXPERIMENTS.md "Metrics"); exact_match/<domain> as well.
+const std::set<std::string> kMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "bits_per_parameter",
+                                        "fp_exact_match", "planner_qat_fraction", "tokens_per_parameter_byte"};
+
+bool is_parameter(const std::string& k) {
+    return k == "recipe" || kStringParameters.count(k) || kIntegerParameters.count(k) || kNumberParameters.count(k);
+}
+
+[[noreturn]] void bad(const std::string& file, const std::string& field, const std::string& what) {
+    throw UserError("experiment '" + file + "': field '" + field + "' " + what);
+}
+
+void check_parameter(const std::string& file, const std::string& field, const std::string& key, const json& v) {
+    if (!is_parameter(key)) bad(file, field, "is not a run parameter (docs/EXPERIMENTS.md lists them)");
+    if (kStringParameters.count(key) && !v.is_string()) bad(file, field, "must be a string");
+    if (kIntegerParameters.count(key) && (!v.is_number_integer() || v.get<int64_t>() < 0))
+        bad(file, field, "must be an integer >= 0");
+    if (kNumberParameters.count(key) && (!v.is_number() || !(v.get<double>() >= 0)))
+        bad(file, field, "must be a number >= 0");
+    // A recipe is a preset name or a recipe file path, or the recipe itself (docs/RECIPES.md) with a "name".
+    if (key == "recipe" && !v.is_string() && !(v.is_object() && v.contains("name") && v["name"].is_string()))
+        bad(file, field, "must be a preset name, a recipe file or a recipe object with a \"name\"");
+    if (key == "method" && v != "ptq" && v != "qat" && v != "qad" && v != "fp-then-qat")
+        bad(file, field, "must be ptq, qat, qad or fp-then-qat");
+    if (key == "qat_fraction" && !(v.get<double>() > 0 && v.get<double>() < 1)) bad(file, field, "must be between 0 and 1");
+    if (key == "qat_bits" && (v.get<int64_t>() < 1 || v.get<int64_t>() > 16)) bad(file, field, "must be from 1 to 16");
+    if (key == "steps" && v.get<int64_t>() == 0) bad(file, field, "must be at least 1");
+    if (key == "lr" && !(v.get<double>() > 0)) bad(file, field, "must be > 0");
+}
+
+// How a grid value appears in a cell key: strings as they are, recipes by name, numbers as JSON.
+std::string value_text(const json& v) {
+    if (v.is_object()) return v["name"].get<std::string>();
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+RunParameters to_parameters(const json& p) {
+    RunParameters r;
+    auto s = [&](const char* k, std::string& out) { if (p.contains(k)) out = p[k].get<std::string>(); };
+    auto i = [&](const char* k, int64_t& out) { if (p.contains(k)) out = p[k].get<int64_t>(); };
+    auto d = [&](const char* k, double& out) { if (p.contains(k)) out = p[k].get<double>(); };
+    if (p.contains("recipe") && p["recipe"].is_object()) {
+        r.recipe = p["recipe"]["name"].get<std::string>();
+        r.recipe_json = p["recipe"].dump(2);
+    } else if (p.contains("recipe")) {
+        r.recipe = p["recipe"].get<std::string>();
+    }
+    s("method", r.method), s("model", r.model), s("data", r.data), s("eval_data", r.eval_data);
+    s("calib", r.calib), s("schedule", r.schedule);
+    i("steps", r.steps), i("batch_size", r.batch_size), i("eval_samples", r.eval_samples);
+    i("calib_samples", r.calib_samples), i("fp_steps", r.fp_steps), i("warmup_steps", r.warmup_steps);
+    i("total_steps", r.total_steps), i("qat_bits", r.qat_bits);
+    d("lr", r.lr), d("temperature", r.temperature), d("ce_weight", r.ce_weight), d("qat_fraction", r.qat_fraction);
+    return r;
+}
+
+std::map<std::string, std::string> parse_selector(const std::string& file, const std::string& field, const json& sel,
+                                                  const json& grid) {
+    if (!sel.is_object() || sel.empty()) bad(file, field, "must be an object of grid axis -> value");
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : sel.items()) {
+        if (!grid.contains(k)) bad(file, field + "." + k, "is not a grid axis");
+        const json& axis = grid[k];
+        if (!v.is_string() && !v.is_number()) bad(file, field + "." + k, "must be a value (a recipe by its name)");
+        const std::string text = value_text(v);
+        if (std::none_of(axis.begin(), axis.end(), [&](const json& a) { return value_text(a) == text; }))
+            bad(file, field + "." + k, "is not one of the axis's values");
+        out[k] = text;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string sha256_hex(const std::string& bytes) {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+    EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx.get(), md, &n);
+    static const char* hex = "0123456789abcdef";
+    std::string s;
+    for (unsigned int i = 0; i < n; ++i) s += hex[md[i] >> 4], s += hex[md[i] & 15];
+    return s;
+}
+
+namespace {
+
+ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverrides& o) {
+    if (!j.is_object()) throw UserError("experiment '" + file + "': the file must hold one JSON object");
+    for (const auto& [k, v] : j.items())
+        if (!kTopKeys.count(k)) bad(file, k, "is not an experiment field (docs/EXPERIMENTS.md lists them)");
+    if (!j.contains("quantlab_experiment") || j["quantlab_experiment"] != 1)
+        bad(file, "quantlab_experiment", "must be 1 (the format version this QuantLab reads)");
+    ExperimentSpec spec;
+    auto str = [&](const char* k, std::string& out, bool required) {
+        if (!j.contains(k)) {
+            if (required) bad(file, k, "is missing");
+            return;
+        }
+        if (!j[k].is_string()) bad(file, k, "must be a string");
+        out = j[k].get<std::string>();
+    };
+    str("name", spec.name, true), str("title", spec.title, false), str("claim", spec.claim, false);
+    str("source", spec.source, false), str("analysis", spec.analysis, false);
+    if (spec.name.empty() || spec.name.size() > 64 ||
+        !std::all_of(spec.name.begin(), spec.name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
+        bad(file, "name", "must be 1-64 characters of a-z, 0-9 and '-'");
+    if (spec.analysis != "comparisons" && spec.analysis != "frontier" && spec.analysis != "qat_fraction")
+        bad(file, "analysis", "must be comparisons, frontier or qat_fraction");
+
+    if (o.replicates > 0) j["replicates"] = o.replicates;
+    if (j.contains("replicates")) {
+        if (!j["replicates"].is_number_integer() || j["replicates"].get<int64_t>() < 1 || j["replicates"].get<int64_t>() > 1000)
+            bad(file, "replicates", "must be an integer from 1 to 1000");
+        spec.replicates = j["replicates"].get<int64_t>();
+    }
+    if (j.contains("seed")) {
+        if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) bad(file, "seed", "must be an integer >= 0");
+        spec.seed = j["seed"].get<uint64_t>();
+    }
+
+    json base = j.value("base", json::object());
+    if (!base.is_object()) bad(file, "base", "must be an object of run parameters");
+    if (!o.model.empty()) base["model"] = o.model;
+    if (o.steps > 0) base["steps"] = o.steps;
+    if (o.eval_samples > 0) base["eval_samples"] = o.eval_samples;
+    j["base"] = base;
+    for (const auto& [k, v] : base.items()) check_parameter(file, "base." + k, k, v);
+
+    const json grid = j.value("grid", json::object());
+    if (!grid.is_object()) bad(file, "grid", "must be an object of run parameter -> list of values");
+    std::size_t cell_count = 1;
+    for (const auto& [k, values] : grid.items()) {
+        if (!values.is_array() || values.empty()) bad(file, "grid." + k, "must be a non-empty list of values");
+        std::set<std::string> seen;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            check_parameter(file, "grid." + k + "[" + std::to_string(i) + "]", k, values[i]);
+            if (!seen.insert(value_text(values[i])).second) bad(file, "grid." + k, "lists " + value_text(values[i]) + " twice");
+        }
+        spec.axes.push_back(k);  // nlohmann::json keeps keys sorted
+        cell_count *= values.size();
+        if (cell_count > 10000) bad(file, "grid", "has more than 10000 cells");
+    }
+
+    for (std::size_t index = 0; index < cell_count; ++index) {
+        Cell c;
+        json params = base;
+        std::size_t rest = index;
+        // Row-major: the last axis varies fastest.
+        std::vector<std::size_t> pick(spec.axes.size());
+        for (std::size_t a = spec.axes.size(); a-- > 0;) {
+            const json& values = grid[spec.axes[a]];
+            pick[a] = rest % values.size();
+            rest /= values.size();
+        }
+        for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+            const json& v = grid[spec.axes[a]][pick[a]];
+            params[spec.axes[a]] = v;
+            c.values[spec.axes[a]] = value_text(v);
+            c.key += (a ? "," : "") + spec.axes[a] + "=" + value_text(v);
+        }
+        if (c.key.empty()) c.key = "base";
+        c.parameters = to_parameters(params);
+        c.parameters_json = params.dump();
+        spec.cells.push_back(std::move(c));
+    }
+
+    const json metrics = j.value("metrics", json::array({"exact_match", "kl"}));
+    if (!metrics.is_array() || metrics.empty()) bad(file, "metrics", "must be a non-empty list of metric names");
+    for (const json& m : metrics) {
+        if (!m.is_string()) bad(file, "metrics", "must list strings");
+        const std::string name = m.get<std::string>();
+        if (!kMetrics.count(name) && name.rfind("exact_match/", 0) != 0)
+            bad(file, "metrics", "names an unknown metric '" + name + "' (docs/EXPERIMENTS.md lists them)");
+        spec.metrics.push_back(name);
+    }
+
+    const json comparisons = j.value("comparisons", json::array());
+    if (!comparisons.is_array()) bad(file, "comparisons", "must be a list");
+    for (std::size_t i = 0; i < comparisons.size(); ++i) {
+        const std::string field = "comparisons[" + std::to_string(i) + "]";
+        const json& c = comparisons[i];
+        if (!c.is_object() || !c.contains("a") || !c.contains("b")) bad(file, field, "must be an object with a and b");
+        for (const auto& [k, v] : c.items())
+            if (k != "a" && k != "b" && k != "name") bad(file, field + "." + k, "is not a comparison field");
+        Comparison cmp;
+        cmp.a = parse_selector(file, field + ".a", c["a"], grid);
+        cmp.b = parse_selector(file, field + ".b", c["b"], grid);
+        std::set<std::string> ka, kb;
+        for (const auto& kv : cmp.a) ka.insert(kv.first);
+        for (const auto& kv : cmp.b) kb.insert(kv.first);
+        if (ka != kb) bad(file, field, "a and b must select by the same axes");
+        if (cmp.a == cmp.b) bad(file, field, "compares a cell with itself");
+        cmp.name = c.value("name", "");
+        if (cmp.name.empty())
+            for (const auto& [k, v] : cmp.a) cmp.name += (cmp.name.empty() ? "" : ",") + v + " − " + cmp.b[k];
+        spec.comparisons.push_back(std::move(cmp));
+    }
+
+    spec.canonical_json = j.dump();
+    json identity = j;
+    identity.erase("replicates");
+    identity.erase("title"), identity.erase("claim"), identity.erase("source");  // prose, not what runs
+    spec.identity_sha256 = sha256_hex(identity.dump());
+    return spec;
+}
+
+}  // namespace
+
+ExperimentSpec parse_experiment(const std::string& json_text, const std::string& file) {
+    json j;
+    try {
+        j = parse_strict_json(json_text.data(), json_text.data() + json_text.size());
+    } catch (const StrictJsonError& e) {
+        throw UserError("experiment '" + file + "' is not valid JSON: " + e.what());
+    }
+    return parse_json(std::move(j), file, {});
+}
+
+ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides) {
+    std::string text, file = template_or_file;
+    const std::vector<std::string> names = experiment_template_names();
+    if (std::find(names.begin(), names.end(), template_or_file) != names.end()) {
+        text = experiment_template_json(template_or_file);
+        file = "template " + template_or_file;
+    } else {
+        std::ifstream in(template_or_file, std::ios::binary);
+        if (!in) {
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            throw UserError("experiment '" + template_or_file + "' is neither a readable file nor a template (" + list + ")");
+        }
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+        if (text.size() > (16u << 20)) throw UserError("experiment '" + file + "' is larger than 16 MiB");
+    }
+    json j;
+    try {
+        j = parse_strict_json(text.data(), text.data() + text.size());
+    } catch (const StrictJsonError& e) {
+        throw UserError("experiment '" + file + "' is not valid JSON: " + e.what());
+    }
+    return parse_json(std::move(j), file, overrides);
+}
+
+ExperimentSpec load_experiment(const std::string& template_or_file) { return load_experiment(template_or_file, {}); }
+
+std::vector<PlannedRun> plan_runs(const ExperimentSpec& spec) {
+    std::vector<PlannedRun> out;
+    for (int64_t r = 0; r < spec.replicates; ++r)
+        for (const Cell& c : spec.cells) out.push_back({&c, r, spec.seed + static_cast<uint64_t>(r)});
+    return out;
+}
+
+}  // namespace ql::experiments

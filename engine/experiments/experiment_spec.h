@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// An experiment as data (docs/EXPERIMENTS.md): a JSON file or a built-in template naming a base
+// run, a grid of values over run parameters, a number of replicate seeds, the metrics to report
+// and the comparisons to make. Parsing validates every field (UserError naming the file and
+// field); plan_runs expands the grid × replicates into the runs to make. Plain C++ header.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ql::experiments {
+
+// One run's parameters: the base merged with one grid cell. Field names are the JSON keys.
+struct RunParameters {
+    std::string method = "ptq";          // ptq | qat | qad | fp-then-qat (a demo from scratch, then QAT)
+    std::string model = "demo";          // HF folder or "demo"
+    std::string recipe = "NVFP4_DEFAULT";  // a preset, a recipe file, or (recipe_json set) the inline recipe's name
+    std::string recipe_json;             // an inline recipe object of the experiment file ("" = none)
+    std::string data = "synthetic:arith";  // training data (qat/qad); calibration data for ptq
+    std::string eval_data;               // "" = data's validation split
+    std::string calib;                   // PTQ calibration data ("" = data)
+    int64_t steps = 100;                 // training steps (qat/qad)
+    int64_t batch_size = 32;
+    int64_t eval_samples = 500;          // 0 = the data's default (1500 synthetic problems)
+    int64_t calib_samples = 0;           // 0 = the recipe's
+    int64_t fp_steps = 0;                // qat cooldown fusion (TrainRequest::fp_steps)
+    int64_t warmup_steps = 0;
+    double lr = 1e-4;
+    double temperature = 1.0;
+    double ce_weight = 0.0;
+    std::string schedule = "cosine";
+    // fp-then-qat (the qat-fraction template): total_steps of 64 problems, the first
+    // (1 − qat_fraction) in full precision training a fresh demo (quantlab-cli demo --steps),
+    // the rest QAT with the recipe; qat_bits is the planner's B.
+    int64_t total_steps = 0;
+    double qat_fraction = 0;
+    int64_t qat_bits = 4;
+};
+
+struct Cell {
+    std::string key;                               // "method=qad,recipe=MXFP4": axis=value in axis order
+    std::map<std::string, std::string> values;     // axis -> value as written (JSON text for numbers)
+    RunParameters parameters;
+    std::string parameters_json;                   // the merged parameters, canonical JSON
+};
+
+// "a minus b": a and b select cells by some axes' values; each cell matching `a` is compared
+// with the cell that differs from it only in those axes, set to b's values.
+struct Comparison {
+    std::string name;                              // "QAD − QAT"
+    std::map<std::string, std::string> a, b;
+};
+
+struct ExperimentSpec {
+    std::string name;        // [a-z0-9-]+, names the experiment in the project
+    std::string title;       // one line for people
+    std::string claim;       // what the source found
+    std::string source;      // where (paper, blog, docs)
+    std::string analysis = "comparisons";  // comparisons | frontier | qat_fraction (how the GUI plots it)
+    int64_t replicates = 3;
+    uint64_t seed = 0;       // replicate r uses seed + r
+    std::vector<std::string> metrics;      // reported, in order; the first is the primary one
+    std::vector<std::string> axes;         // grid axes, sorted
+    std::vector<Cell> cells;               // the grid, in row-major order of `axes`
+    std::vector<Comparison> comparisons;
+    std::string canonical_json;            // the spec as parsed (with overrides), sorted keys
+    std::string identity_sha256;           // of canonical_json without "replicates": the same
+                                           // experiment with more replicates resumes, not restarts
+};
+
+struct PlannedRun {
+    const Cell* cell = nullptr;  // into the spec's cells
+    int64_t replicate = 0;       // 0-based
+    uint64_t seed = 0;
+};
+
+// Parses the text of an experiment file; `file` names it in errors.
+ExperimentSpec parse_experiment(const std::string& json_text, const std::string& file);
+// A built-in template's name, or a path to a JSON file.
+ExperimentSpec load_experiment(const std::string& template_or_file);
+
+// Command-line overrides, applied before the grid is expanded (they change the identity, except
+// replicates). Empty / 0 = keep the file's.
+struct ExperimentOverrides {
+    int64_t replicates = 0;
+    std::string model;
+    int64_t steps = 0;
+    int64_t eval_samples = 0;
+};
+ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides);
+
+// Every cell × replicate, replicate-major (all cells of replicate 0 first), so a stopped
+// experiment has whole replicates of every cell rather than all replicates of a few cells.
+std::vector<PlannedRun> plan_runs(const ExperimentSpec& spec);
+
+// Built-in templates (docs/EXPERIMENTS.md "Templates"): names in help order, and their JSON.
+std::vector<std::string> experiment_template_names();
+// UserError listing the names for an unknown one.
+const std::string& experiment_template_json(const std::string& name);
+
+// SHA-256 of bytes, lowercase hex.
+std::string sha256_hex(const std::string& bytes);
+
+}  // namespace ql::experiments
