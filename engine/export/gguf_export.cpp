@@ -118,7 +118,7 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
             }
         }
         result.tensors.push_back({gguf_name, source, ggml_type_name(t), ne, from_quantized});
-        plans.push_back({gguf_name, std::move(ne), t, std::move(values)});
+        plans.push_back({gguf_name, std::move(ne), t, std::move(values), {}});
     };
 
     for (const auto& [hf_name, tensor] : opened.model->named_parameters()) {
@@ -135,11 +135,18 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
                               : mapped->permutation == GgufRowPermutation::Key ? config.num_kv_heads
                                                                                 : 0;
         at::Tensor param = tensor;
-        add_plan(mapped->name, hf_name, ne, tensor.dim() >= 2, lq != nullptr, [param, lq, heads]() {
-            at::Tensor w = lq ? lq->quantized_weight() : param;
+        // A layer whose recipe format is the requested GGUF type is encoded from the weight its
+        // quantizer reads (with the quantizer's importance): the searched types (K-quants, IQ4)
+        // are not idempotent, so re-encoding the quantized weight could move some codes; this way
+        // the file holds exactly the blocks the quantized forward decodes.
+        const auto exact = lq ? recipe_gguf_type(lq->weight_spec()) : std::nullopt;
+        const bool encode_source = lq && exact && *exact == type && !lq->weight_pinned();
+        add_plan(mapped->name, hf_name, ne, tensor.dim() >= 2, lq != nullptr, [param, lq, heads, encode_source]() {
+            at::Tensor w = lq && !encode_source ? lq->quantized_weight() : param;
             w = w.detach().to(at::kFloat);
             return heads ? gguf_permute_rows(w, heads) : w.contiguous();
         });
+        if (encode_source && plans.back().type == type) plans.back().importance = lq->weight_spec().importance;
     }
     // A tied lm_head that a checkpoint quantized differs from token_embd: write it as output.
     if (config.tie_embeddings && quantization) {

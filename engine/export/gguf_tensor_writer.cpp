@@ -28,7 +28,11 @@ uint64_t write_gguf_tensors(const std::string& path, const GgufMetadata& metadat
         const uint64_t size = *ggml_tensor_bytes(t.type, t.ne);
         if (buffer.size() < size) buffer.resize(size);
         const int64_t cols = t.ne[0];
-        encode_gguf_tensor(x.data_ptr<float>(), cols ? numel / cols : 0, cols, t.type, buffer.data());
+        if (!t.importance.empty() && static_cast<int64_t>(t.importance.size()) != cols)
+            throw UserError(path + ": tensor '" + t.name + "': " + std::to_string(t.importance.size()) +
+                            " importance values for rows of " + std::to_string(cols));
+        encode_gguf_tensor(x.data_ptr<float>(), cols ? numel / cols : 0, cols, t.type, buffer.data(),
+                           t.importance.empty() ? nullptr : t.importance.data());
         writer.write_tensor_data(buffer.data(), size);
     }
     cancel.throw_if_cancelled();

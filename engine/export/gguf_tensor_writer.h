@@ -20,6 +20,9 @@ struct GgufTensorPlan {
     std::vector<int64_t> ne;              // ggml order
     GgmlType type = GgmlType::F32;
     std::function<at::Tensor()> values;   // float32, numel = product of ne (any shape)
+    // ggml's importance (imatrix) for the searched types: ne[0] floats shared by every row, or
+    // empty for the plain search (encode_gguf_tensor). For 3-D tensors, per expert: see there.
+    std::vector<float> importance;
 };
 
 // Returns the file size. Progress: `phase`, one unit per tensor; cancel checked before each.
