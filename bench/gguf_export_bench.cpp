@@ -54,7 +54,7 @@ struct Stack {
         auto add = [&](const std::string& name, int64_t rows, int64_t cols, ql::GgmlType t) {
             at::Tensor x = rows > 1 ? at::randn({rows, cols}) * 0.02 : at::ones({cols});
             keep.push_back(x);
-            plans.push_back({name, rows > 1 ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{cols}, t, [x] { return x; }});
+            plans.push_back({name, rows > 1 ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{cols}, t, [x] { return x; }, {}});
             input_bytes += x.numel() * 4;
         };
         for (int l = 0; l < layers; ++l) {

@@ -371,14 +371,60 @@ QL_HD void decode_block(const uint8_t* in, float* y) {
     if constexpr (T == GgufType::MXFP4) mxfp4_decode(in, y);
 }
 
-// Fake quantization of one block: y = decode(encode(x)), except that NaN inputs stay NaN.
-// x and y must not overlap (callers copy the block first when y may alias x).
+// The value fp16 storage gives a float: load_fp16(store_fp16(v)).
+QL_HD float fp16_round(float v) { return fp16_bits_to_fp32(fp32_to_fp16_bits(v)); }
+
+// Fake quantization of one block: y = decode(encode(x)), except that NaN inputs stay NaN,
+// computed directly (the codes never become bytes): the decoders' products of the same codes
+// and the same fp16 scales, so bit for bit what encode + decode give (tests/kernels). x and y
+// must not overlap (callers copy the block first when y may alias x).
 template <GgufType T>
 QL_HD void fake_quant_block(const float* x, float* y, const float* log2_thresholds) {
-    uint8_t bytes[block_bytes(T)];
-    encode_block<T>(x, bytes, log2_thresholds);
-    decode_block<T>(bytes, y);
-    for (int i = 0; i < kB; ++i) y[i] = is_nan_bits(x[i]) ? x[i] : y[i];
+    if constexpr (T == GgufType::Q8_0) {
+        const float d = statistic_of<FiniteAbsmax>(x, kB).value() / 127.0f;
+        const float id = safe_inverse(d), dh = fp16_round(d);
+        for (int i = 0; i < kB; ++i) {
+            const float q = round_half_away(clamp_or_zero(x[i] * id, -127.0f, 127.0f));
+            y[i] = is_nan_bits(x[i]) ? x[i] : q * dh;
+        }
+    } else if constexpr (T == GgufType::Q4_0 || T == GgufType::Q5_0) {
+        constexpr int levels = T == GgufType::Q4_0 ? 16 : 32;
+        const float d = offset_scale<levels>(x);
+        bool overflow;
+        const float id = offset_inverse(d, &overflow), dh = fp16_round(d);
+        for (int i = 0; i < kB; ++i) {
+            const float c = overflow ? 0.0f : offset_code<levels>(x[i], id);
+            y[i] = is_nan_bits(x[i]) ? x[i] : (c - static_cast<float>(levels / 2)) * dh;
+        }
+    } else if constexpr (T == GgufType::Q4_1) {
+        uint8_t bytes[block_bytes(T)];
+        q4_1_encode(x, bytes);  // d and m as stored
+        const float dh = load_fp16(bytes), mh = load_fp16(bytes + 2);
+        for (int j = 0; j < kH; ++j) {
+            y[j] = static_cast<float>(bytes[4 + j] & 0x0F) * dh + mh;
+            y[j + kH] = static_cast<float>(bytes[4 + j] >> 4) * dh + mh;
+        }
+        for (int i = 0; i < kB; ++i) y[i] = is_nan_bits(x[i]) ? x[i] : y[i];
+    } else if constexpr (T == GgufType::MXFP4) {
+        const uint8_t e = mxfp4_exponent(statistic_of<FiniteAbsmax>(x, kB).value(), log2_thresholds);
+        const float d = mxfp4_d(e);
+        if (e >= 2) {
+            const float inv_d = pow2_normal(128 - static_cast<int>(e));
+            for (int i = 0; i < kB; ++i) {
+                // mxfp4_value with the doubled E2M1 magnitude computed by selects (vectorises)
+                const int c = mxfp4_code_normal_d(x[i], inv_d), m = c & 7;
+                const float k = m < 5 ? static_cast<float>(m) : (m == 5 ? 6.0f : (m == 6 ? 8.0f : 12.0f));
+                const float v = (c & 8) ? -(d * k) : d * k;
+                y[i] = is_nan_bits(x[i]) ? x[i] : v;
+            }
+        } else {
+            for (int i = 0; i < kB; ++i) {
+                const float v = mxfp4_value(mxfp4_code_subnormal_d(x[i], d), d);
+                y[i] = is_nan_bits(x[i]) ? x[i] : v;
+            }
+        }
+    }
+    (void)log2_thresholds;
 }
 
 }  // namespace ql::kernels::gguf_codec

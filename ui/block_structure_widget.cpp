@@ -96,6 +96,52 @@ BlockDiagram describeBlockStructure(const FormatInfo& f, const QuantOptions& opt
             d.scales.push_back({QObject::tr("FP32 absmax"), QObject::tr("max |x| of the block"), 1});
             d.storage = QObject::tr("64 × 4 bit + 32 bit absmax = 288 bit per block → 4.5 bits/element");
         }
+    } else if (family == "gguf" && (f.block_size == 256 || f.name == "gguf_iq4_nl")) {
+        // K-quants and IQ4: sub-blocks with small integer scales under an fp16 super scale.
+        const std::string& n = f.name;
+        const bool withMin = n == "gguf_q2_k" || n == "gguf_q4_k" || n == "gguf_q5_k";
+        const int sub = (n == "gguf_q2_k" || n == "gguf_q3_k" || n == "gguf_q6_k") ? 16 : 32;
+        const int subBlocks = static_cast<int>(f.block_size) / sub;
+        const int scaleBits = n == "gguf_q2_k" ? 4 : (n == "gguf_q6_k" ? 8 : 6);
+        d.blockSize = sub;
+        d.blockLabel = subBlocks > 1 ? QObject::tr("sub-block of %1 elements (%2 per super-block of %3)").arg(sub).arg(subBlocks).arg(f.block_size)
+                                     : QObject::tr("block of %1 elements").arg(sub);
+        if (n == "gguf_iq4_nl") {
+            d.scales.push_back({QObject::tr("FP16 scale d"), QObject::tr("ggml's search over 15 scales"), 1});
+            d.bytes = {{"d", 2, QObject::tr("FP16")}, {"qs", 16, QObject::tr("32 × 4-bit kvalues index: byte j = q[j] | q[j+16] << 4")}};
+        } else {
+            d.scales.push_back({withMin ? QObject::tr("%1-bit scale + %1-bit min").arg(scaleBits) : QObject::tr("%1-bit scale").arg(scaleBits),
+                                QObject::tr("ggml's search, then nearest(scale / d)"), 1});
+            d.scales.push_back({withMin ? QObject::tr("FP16 super scale d + min dmin") : QObject::tr("FP16 super scale d"),
+                                QObject::tr("from the largest sub-block scale"), subBlocks});
+            const int qsBytes = static_cast<int>(f.block_size) * std::min(f.element_bits, 4) / 8;
+            if (n == "gguf_q2_k")
+                d.bytes = {{"scales", 16, QObject::tr("16 × (4-bit scale | 4-bit min << 4)")}, {"qs", 64, QObject::tr("256 × 2 bit")},
+                           {"d", 2, QObject::tr("FP16")}, {"dmin", 2, QObject::tr("FP16")}};
+            else if (n == "gguf_q3_k")
+                d.bytes = {{"hmask", 32, QObject::tr("256 high bits")}, {"qs", 64, QObject::tr("256 × low 2 bits")},
+                           {"scales", 12, QObject::tr("16 × 6-bit scale")}, {"d", 2, QObject::tr("FP16")}};
+            else if (n == "gguf_q4_k")
+                d.bytes = {{"d", 2, QObject::tr("FP16")}, {"dmin", 2, QObject::tr("FP16")},
+                           {"scales", 12, QObject::tr("8 × (6-bit scale, 6-bit min)")}, {"qs", qsBytes, QObject::tr("256 × 4 bit")}};
+            else if (n == "gguf_q5_k")
+                d.bytes = {{"d", 2, QObject::tr("FP16")}, {"dmin", 2, QObject::tr("FP16")},
+                           {"scales", 12, QObject::tr("8 × (6-bit scale, 6-bit min)")}, {"qh", 32, QObject::tr("256 fifth bits")},
+                           {"qs", 128, QObject::tr("256 × low 4 bits")}};
+            else if (n == "gguf_q6_k")
+                d.bytes = {{"ql", 128, QObject::tr("256 × low 4 bits")}, {"qh", 64, QObject::tr("256 × high 2 bits")},
+                           {"scales", 16, QObject::tr("16 × int8 scale")}, {"d", 2, QObject::tr("FP16")}};
+            else  // gguf_iq4_xs
+                d.bytes = {{"d", 2, QObject::tr("FP16")}, {"scales_h", 2, QObject::tr("8 × high 2 bits")},
+                           {"scales_l", 4, QObject::tr("8 × low 4 bits")}, {"qs", 128, QObject::tr("256 × 4-bit kvalues index")}};
+        }
+        int total = 0;
+        for (const auto& field : d.bytes) total += field.bytes;
+        d.storage = QObject::tr("%1 bytes per %2 of %3 → %4 bits/element")
+                        .arg(total)
+                        .arg(subBlocks > 1 ? QObject::tr("super-block") : QObject::tr("block"))
+                        .arg(f.block_size)
+                        .arg(bitsText(total * 8.0 / static_cast<double>(f.block_size)));
     } else if (family == "gguf") {
         d.blockLabel = QObject::tr("block of %1 elements").arg(d.blockSize);
         const std::string& n = f.name;

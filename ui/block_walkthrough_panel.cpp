@@ -180,6 +180,13 @@ void BlockWalkthroughPanel::buildUi() {
     connect(m_values, &QTableWidget::currentCellChanged, this, [this](int row, int, int previousRow, int) {
         if (m_filling || row == previousRow) return;
         m_plot->setSelectedSample(row);
+        // A super-block's search and grid follow the selected element's sub-block.
+        const auto& sb = m_result.super_block;
+        if (m_hasResult && sb.present && row >= 0 && sb.sub_block_length > 0 && row / sb.sub_block_length != m_searchSubBlock) {
+            m_searchSubBlock = row / sb.sub_block_length;
+            recompute();
+            return;  // recompute re-emits elementSelected
+        }
         Q_EMIT elementSelected(row);
     });
 
@@ -199,6 +206,63 @@ void BlockWalkthroughPanel::buildUi() {
     m_steps->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     m_steps->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     rightLayout->addWidget(m_steps, 3);
+
+    // The super-block (GGUF K-quants, IQ4): sub-blocks on the left, the selected one's search on
+    // the right.
+    m_superBlock = new QWidget(right);
+    m_superBlock->setObjectName(QStringLiteral("superBlockBox"));
+    auto* superLayout = new QVBoxLayout(m_superBlock);
+    superLayout->setContentsMargins(0, 0, 0, 0);
+    superLayout->setSpacing(4);
+    m_superSummary = new QLabel(m_superBlock);
+    m_superSummary->setObjectName(QStringLiteral("superBlockSummary"));
+    m_superSummary->setWordWrap(true);
+    m_superSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    superLayout->addWidget(m_superSummary);
+    auto* superTables = new QSplitter(Qt::Horizontal, m_superBlock);
+    superTables->setChildrenCollapsible(false);
+    m_subBlocks = new QTableWidget(0, 7, superTables);
+    m_subBlocks->setObjectName(QStringLiteral("subBlocksTable"));
+    m_subBlocks->setHorizontalHeaderLabels(
+        {tr("Sub-block"), tr("Search scale"), tr("Search min"), tr("Stored"), tr("Scale"), tr("Min"), tr("MSE")});
+    m_subBlocks->horizontalHeaderItem(1)->setToolTip(tr("What ggml's search found for the sub-block (float32)"));
+    m_subBlocks->horizontalHeaderItem(3)->setToolTip(tr("The sub-block's stored scale (and min) integers"));
+    m_subBlocks->horizontalHeaderItem(4)->setToolTip(tr("The decoded scale: super scale d × stored scale"));
+    m_subBlocks->verticalHeader()->setVisible(false);
+    m_subBlocks->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_subBlocks->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_subBlocks->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_subBlocks->setAlternatingRowColors(true);
+    m_subBlocks->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
+    m_subBlocks->horizontalHeader()->setStretchLastSection(true);
+    connect(m_subBlocks, &QTableWidget::currentCellChanged, this, [this](int row, int, int previousRow, int) {
+        if (m_filling || row < 0 || row == previousRow) return;
+        selectSubBlock(row);
+    });
+    auto* searchBox = new QWidget(superTables);
+    auto* searchLayout = new QVBoxLayout(searchBox);
+    searchLayout->setContentsMargins(0, 0, 0, 0);
+    searchLayout->setSpacing(2);
+    m_searchTitle = new QLabel(searchBox);
+    m_searchTitle->setObjectName(QStringLiteral("searchTitle"));
+    m_searchTitle->setWordWrap(true);
+    searchLayout->addWidget(m_searchTitle);
+    m_search = new QTableWidget(0, 6, searchBox);
+    m_search->setObjectName(QStringLiteral("searchTable"));
+    m_search->setHorizontalHeaderLabels({tr("Step"), tr("1 / scale"), tr("Scale"), tr("Min"), tr("Objective"), tr("Kept")});
+    m_search->horizontalHeaderItem(5)->setToolTip(tr("✓: ggml kept this candidate as the best so far"));
+    m_search->verticalHeader()->setVisible(false);
+    m_search->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_search->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_search->setAlternatingRowColors(true);
+    m_search->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4);
+    m_search->horizontalHeader()->setStretchLastSection(true);
+    searchLayout->addWidget(m_search, 1);
+    superTables->setStretchFactor(0, 1);
+    superTables->setStretchFactor(1, 1);
+    superLayout->addWidget(superTables, 1);
+    m_superBlock->hide();
+    rightLayout->addWidget(m_superBlock, 4);
     m_plot = new NumberLinePlot(right);
     m_plot->setObjectName(QStringLiteral("blockPlot"));
     m_plot->setMinimumHeight(140);
@@ -257,6 +321,7 @@ void BlockWalkthroughPanel::setFormat(const FormatInfo& format) {
     const int oldDefault = defaultLength();
     const bool lengthWasDefault = m_block.empty() || m_length->value() == oldDefault;
     m_format = &format;
+    m_searchSubBlock = 0;
     {
         const QSignalBlocker b1(m_granularity), b2(m_asymmetric), b3(m_doubleQuant), b4(m_mxRule), b5(m_length);
         m_granularity->clear();
@@ -307,6 +372,85 @@ void BlockWalkthroughPanel::setBlock(const std::vector<float>& values) {
 }
 
 void BlockWalkthroughPanel::generate(SampleKind kind) { generate(kind, m_seed + 1); }
+
+void BlockWalkthroughPanel::selectSubBlock(int index) {
+    if (index == m_searchSubBlock || index < 0) return;
+    m_searchSubBlock = index;
+    recompute();
+}
+
+void BlockWalkthroughPanel::fillSuperBlock() {
+    const SuperBlockWalkthrough& sb = m_result.super_block;
+    const bool show = m_hasResult && sb.present;
+    m_superBlock->setVisible(show);
+    if (!show) return;
+    m_filling = true;
+    const int subs = static_cast<int>(sb.sub_blocks.size());
+    const int shownElements = static_cast<int>(m_block.size());
+    if (subs == 1) {
+        m_superSummary->setText(tr("<b>Block</b> of %1: fp16 scale d = %2 (the search's scale)").arg(sb.sub_block_length).arg(formatValue(sb.d)));
+    } else {
+        m_superSummary->setText(
+            tr("<b>Super-block</b> of %1: %2 sub-blocks of %3 with %4-bit scales%5 under fp16 <b>d</b> = %6%7. "
+               "Select a sub-block (or an element) to step through its search.")
+                .arg(subs * sb.sub_block_length)
+                .arg(subs)
+                .arg(sb.sub_block_length)
+                .arg(sb.scale_bits)
+                .arg(sb.has_min ? tr(" and mins") : QString())
+                .arg(formatValue(sb.d))
+                .arg(sb.has_min ? tr(", <b>dmin</b> = %1").arg(formatValue(sb.dmin)) : QString()));
+    }
+    m_subBlocks->setRowCount(subs);
+    for (int j = 0; j < subs; ++j) {
+        const WalkthroughSubBlock& s = sb.sub_blocks[static_cast<size_t>(j)];
+        const bool padding = s.first >= shownElements;
+        m_subBlocks->setItem(j, 0, readOnlyItem(tr("%1  (%2–%3)").arg(j).arg(s.first).arg(s.first + s.length - 1)));
+        m_subBlocks->setItem(j, 1, readOnlyItem(shortNumber(s.search_scale)));
+        m_subBlocks->setItem(j, 2, readOnlyItem(sb.has_min ? shortNumber(s.search_min) : QStringLiteral("—")));
+        m_subBlocks->setItem(j, 3, readOnlyItem(sb.has_min ? QStringLiteral("%1 / %2").arg(s.stored_scale).arg(s.stored_min)
+                                                           : QString::number(s.stored_scale)));
+        m_subBlocks->setItem(j, 4, readOnlyItem(shortNumber(s.scale)));
+        m_subBlocks->setItem(j, 5, readOnlyItem(sb.has_min ? shortNumber(s.min) : QStringLiteral("—")));
+        m_subBlocks->setItem(j, 6, readOnlyItem(padding ? tr("padding") : QString::number(s.mse, 'g', 3)));
+        if (padding)
+            for (int c = 0; c < m_subBlocks->columnCount(); ++c) m_subBlocks->item(j, c)->setForeground(palette().color(QPalette::PlaceholderText));
+    }
+    for (int c = 0; c < m_subBlocks->columnCount() - 1; ++c) m_subBlocks->resizeColumnToContents(c);
+    {
+        const QSignalBlocker blocker(m_subBlocks);
+        m_subBlocks->setCurrentCell(sb.search_sub_block, 0);
+    }
+    m_searchTitle->setText(tr("<b>Search of sub-block %1</b>: %2<br>Objective: %3")
+                               .arg(sb.search_sub_block)
+                               .arg(QString::fromStdString(sb.search_method).toHtmlEscaped())
+                               .arg(QString::fromStdString(sb.search_objective).toHtmlEscaped()));
+    m_search->setRowCount(static_cast<int>(sb.search.size()));
+    int lastKept = -1;
+    for (int i = 0; i < static_cast<int>(sb.search.size()); ++i)
+        if (sb.search[static_cast<size_t>(i)].accepted) lastKept = i;
+    for (int i = 0; i < static_cast<int>(sb.search.size()); ++i) {
+        const WalkthroughSearchStep& c = sb.search[static_cast<size_t>(i)];
+        m_search->setItem(i, 0, readOnlyItem(i == 0 ? tr("start") : QString::number(c.step)));
+        m_search->setItem(i, 1, readOnlyItem(shortNumber(c.inverse_scale)));
+        m_search->setItem(i, 2, readOnlyItem(shortNumber(c.scale)));
+        m_search->setItem(i, 3, readOnlyItem(sb.has_min ? shortNumber(c.min) : QStringLiteral("—")));
+        m_search->setItem(i, 4, readOnlyItem(std::isnan(c.objective) ? tr("not fitted") : QString::number(c.objective, 'g', 5)));
+        m_search->setItem(i, 5, readOnlyItem(c.accepted ? QStringLiteral("✓") : QString()));
+        if (i == lastKept) {
+            QFont bold = font();
+            bold.setBold(true);
+            for (int col = 0; col < m_search->columnCount(); ++col) {
+                m_search->item(i, col)->setFont(bold);
+                m_search->item(i, col)->setToolTip(tr("The search's result"));
+            }
+        } else if (!c.accepted) {
+            for (int col = 0; col < m_search->columnCount(); ++col) m_search->item(i, col)->setForeground(palette().color(QPalette::PlaceholderText));
+        }
+    }
+    for (int c = 0; c < m_search->columnCount() - 1; ++c) m_search->resizeColumnToContents(c);
+    m_filling = false;
+}
 
 void BlockWalkthroughPanel::generate(SampleKind kind, uint32_t seed) {
     m_lastKind = kind;
@@ -359,6 +503,12 @@ void BlockWalkthroughPanel::selectElement(int index) {
     }
     m_values->scrollToItem(m_values->item(index, ColInput));
     m_plot->setSelectedSample(index);
+    const auto& sb = m_result.super_block;
+    if (m_hasResult && sb.present && sb.sub_block_length > 0 && index / sb.sub_block_length != m_searchSubBlock) {
+        m_searchSubBlock = index / sb.sub_block_length;
+        recompute();  // emits elementSelected for the selected row
+        return;
+    }
     Q_EMIT elementSelected(index);
 }
 
@@ -378,7 +528,7 @@ void BlockWalkthroughPanel::recompute() {
         // A block is at most 256 values: explain_block takes microseconds, so it runs here
         // rather than on a worker thread (long jobs go through the Job API).
         try {
-            m_result = explain_block(m_block, options(), tensorAmax());
+            m_result = explain_block(m_block, options(), tensorAmax(), m_searchSubBlock);
             m_hasResult = true;
         } catch (const UserError& e) {
             error = QString::fromStdString(e.what());
@@ -400,6 +550,7 @@ void BlockWalkthroughPanel::recompute() {
 
     m_sqnrDb = 0;
     fillTables();
+    fillSuperBlock();
     Q_EMIT walkthroughUpdated();
     // The selected element has a new code: let the bit layout follow.
     if (m_hasResult && selectedElement() >= 0) Q_EMIT elementSelected(selectedElement());
@@ -512,7 +663,16 @@ void BlockWalkthroughPanel::fillTables() {
         }
         m_plot->setMarkers(markers);
         const std::string& gridName = m_format->element.is_codebook ? m_format->title : m_format->element.name;
-        m_plot->setTitle(tr("This block: %1 grid × %2").arg(QString::fromStdString(gridName), shortNumber(m_result.scale)));
+        if (m_result.super_block.present && m_result.super_block.sub_blocks.size() > 1) {
+            const auto& sel = m_result.super_block.sub_blocks[static_cast<size_t>(m_result.super_block.search_sub_block)];
+            m_plot->setTitle(m_result.super_block.has_min
+                                 ? tr("Sub-block %1: %2 grid × %3 − %4").arg(m_result.super_block.search_sub_block)
+                                       .arg(QString::fromStdString(gridName), shortNumber(sel.scale), shortNumber(sel.min))
+                                 : tr("Sub-block %1: %2 grid × %3").arg(m_result.super_block.search_sub_block)
+                                       .arg(QString::fromStdString(gridName), shortNumber(sel.scale)));
+        } else {
+            m_plot->setTitle(tr("This block: %1 grid × %2").arg(QString::fromStdString(gridName), shortNumber(m_result.scale)));
+        }
         m_plot->setSampleToolTip([this](int i) {
             const size_t k = static_cast<size_t>(i);
             if (k >= m_result.output.size()) return QString();

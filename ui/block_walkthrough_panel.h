@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A sample block quantized step by step: editable inputs, the format's options, the scale
 // computation from the engine's explain_block (label / formula / result), a table of input →
-// scaled → code → output → error, the block's grid on a number line, and MSE / SQNR.
+// scaled → code → output → error, the block's grid on a number line, and MSE / SQNR. For the
+// GGUF super-block formats (K-quants, IQ4) also the super-block: its fp16 super scale, a table of
+// sub-blocks (search result, stored 4/6/8-bit scale and min, decoded scale, error) and the
+// selected sub-block's search, candidate by candidate.
 #pragma once
 
 #include <QString>
@@ -61,6 +64,12 @@ public:
     void selectElement(int index);
 
     QTableWidget* valuesTable() const { return m_values; }
+    QWidget* superBlockBox() const { return m_superBlock; }
+    QTableWidget* subBlocksTable() const { return m_subBlocks; }
+    QTableWidget* searchTable() const { return m_search; }
+    // The sub-block whose search is listed (super-block formats); follows the selected element.
+    int searchSubBlock() const { return m_searchSubBlock; }
+    void selectSubBlock(int index);
     QTableWidget* stepsTable() const { return m_steps; }
     NumberLinePlot* blockPlot() const { return m_plot; }
     QSplitter* splitter() const { return m_splitter; }
@@ -77,6 +86,7 @@ private:
     void buildUi();
     void recompute();
     void fillTables();
+    void fillSuperBlock();
     void showError(const QString& message);
     void onValueEdited(int row, int column);
     void pasteValues();
@@ -112,6 +122,12 @@ private:
     QTableWidget* m_steps = nullptr;
     NumberLinePlot* m_plot = nullptr;
     WrappingLabel* m_metrics = nullptr;
+    QWidget* m_superBlock = nullptr;
+    QLabel* m_superSummary = nullptr;
+    QTableWidget* m_subBlocks = nullptr;
+    QTableWidget* m_search = nullptr;
+    QLabel* m_searchTitle = nullptr;
+    int m_searchSubBlock = 0;
     QSplitter* m_splitter = nullptr;
 };
 

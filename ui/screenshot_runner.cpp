@@ -230,6 +230,9 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
                              dq->setChecked(true);
                      }),
         explorerShot(QStringLiteral("format-explorer-gguf-q4_0.png"), QStringLiteral("gguf_q4_0"), T::Light, SampleKind::RandomNormal, 17),
+        // A Q4_K super-block with an outlier: sub-block 2's search, the 6-bit scales and mins.
+        explorerShot(QStringLiteral("format-explorer-gguf-q4_k.png"), QStringLiteral("gguf_q4_k"), T::Light, SampleKind::WithOutlier, 23,
+                     [](FormatExplorerView& view) { view.walkthrough()->selectElement(70); }),
         explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
         explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
     };

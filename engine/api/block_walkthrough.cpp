@@ -12,6 +12,7 @@
 #include "engine/core/format_catalog.h"
 #include "engine/formats/format_codec.h"
 #include "kernels/gguf_blocks.h"
+#include "kernels/gguf_kquant_trace.h"
 #include "kernels/microscaling.h"
 #include "kernels/minifloat.h"
 
@@ -47,9 +48,85 @@ float finite_amax(const std::vector<float>& v) {
     return m;
 }
 
+// The super-block formats: the fp16 super scale (and min), each sub-block's search result and
+// stored 4/6/8-bit scale, one sub-block's search candidate by candidate, then the
+// requantization. Every number comes from the kernels (gguf_block_fields of the encoded bytes,
+// gguf_trace_* of the same search).
+template <class Step>
+void explain_super_block(BlockWalkthrough& w, const std::vector<float>& padded, const FormatInfo& f,
+                         const EncodedTensor& enc, int selected, const Step& step) {
+    const GgufType t = gguf_format_kernel_type(f.name);
+    const uint8_t* bytes = enc.gguf_blocks.data();
+    const GgufBlockFields fields = gguf_block_fields(bytes, t);
+    SuperBlockWalkthrough& sb = w.super_block;
+    sb.present = true;
+    sb.d = fields.d;
+    sb.dmin = fields.dmin;
+    sb.has_min = gguf_has_min(t);
+    sb.scale_bits = fields.scale_bits;
+    sb.sub_block_length = static_cast<int>(gguf_sub_block(t));
+    const int subs = fields.sub_blocks;
+    const float* sc = enc.scales.as<float>();
+    std::vector<GgufSubBlockSearch> searches;
+    for (int j = 0; j < subs; ++j) searches.push_back(gguf_trace_sub_block_search(padded.data(), nullptr, t, j));
+    for (int j = 0; j < subs; ++j) {
+        WalkthroughSubBlock s;
+        s.first = j * sb.sub_block_length;
+        s.length = sb.sub_block_length;
+        s.search_scale = searches[static_cast<size_t>(j)].scale;
+        s.search_min = searches[static_cast<size_t>(j)].min;
+        s.stored_scale = fields.scales[j];
+        s.stored_min = fields.mins[j];
+        s.scale = sb.has_min ? sc[2 * j] : sc[j];
+        s.min = sb.has_min ? sc[2 * j + 1] : 0.0;
+        double se = 0;
+        int cnt = 0;
+        for (int i = s.first; i < s.first + s.length && i < static_cast<int>(w.output.size()); ++i)
+            if (std::isfinite(w.input[static_cast<size_t>(i)])) {
+                const double e = static_cast<double>(w.output[static_cast<size_t>(i)]) - w.input[static_cast<size_t>(i)];
+                se += e * e;
+                ++cnt;
+            }
+        s.mse = cnt ? se / cnt : 0.0;
+        sb.sub_blocks.push_back(s);
+    }
+    sb.search_sub_block = std::clamp(selected, 0, subs - 1);
+    const GgufSubBlockSearch& traced = searches[static_cast<size_t>(sb.search_sub_block)];
+    sb.search_method = traced.method;
+    sb.search_objective = traced.objective;
+    for (const auto& c : traced.candidates)
+        sb.search.push_back({c.step, c.inverse_scale, c.scale, c.min, c.objective, c.accepted});
+    const WalkthroughSubBlock& sel = sb.sub_blocks[static_cast<size_t>(sb.search_sub_block)];
+    w.scale = sel.scale;
+    for (float v : f.element_values) w.grid.push_back(static_cast<float>(sel.scale * v - sel.min));
+
+    const std::string sub = std::to_string(sb.sub_block_length);
+    step("Super-block", std::to_string(subs) + " sub-blocks of " + sub + " (" + f.scale_type + ")",
+         std::to_string(static_cast<int>(f.bits_per_element * static_cast<double>(gguf_block_elements(t)) / 8)) + " bytes");
+    step("Search, sub-block " + std::to_string(sb.search_sub_block), traced.method,
+         "scale " + num(traced.scale) + (sb.has_min ? ", min " + num(traced.min) : "") + " (" +
+             std::to_string(traced.candidates.size()) + " candidates)");
+    if (t == GgufType::IQ4_NL) {
+        step("Scale", "d = the search's scale, stored fp16", num(sb.d));
+    } else {
+        step("Super scale", sb.has_min ? "d = max scale / 2^bits-1 (fp16), dmin likewise for the mins"
+                                       : "d from the sub-block scale of largest magnitude (fp16)",
+             "d " + num(sb.d) + (sb.has_min ? ", dmin " + num(sb.dmin) : ""));
+        step("Sub-block scales", std::to_string(sb.scale_bits) + "-bit integers: nearest(scale / d)" +
+                                     (sb.has_min ? ", mins likewise" : ""),
+             "sub-block " + std::to_string(sb.search_sub_block) + ": " + std::to_string(sel.stored_scale) +
+                 (sb.has_min ? " / " + std::to_string(sel.stored_min) : ""));
+    }
+    step("Requantize", sb.has_min ? "q = clamp(nearest((x + min) / scale)) with the stored scale and min"
+                                  : (f.element.is_codebook ? "q = nearest grid value of x / scale" : "q = clamp(nearest(x / scale))"),
+         "");
+    step("Decode", sb.has_min ? "x' = scale * q - min" : (f.element.is_codebook ? "x' = scale * kvalues[q]" : "x' = scale * (q - offset)"),
+         "");
+}
+
 }  // namespace
 
-BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptions& options, float tensor_amax) {
+BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptions& options, float tensor_amax, int sub_block) {
     if (block.empty()) throw UserError("the sample block is empty");
     BlockWalkthrough w;
     w.format = options.format;
@@ -72,7 +149,13 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
     w.output.resize(block.size());
     fake_quantize_buffer(block.data(), w.output.data(), shape, spec);
     EncodedTensor enc;
-    if (f.name != "fp32") enc = encode_buffer(block.data(), shape, spec);
+    // GGUF blocks are encoded whole: a short sample is padded with zeros, as fake quantization
+    // pads it (the padding's codes are not shown).
+    const bool gguf = f.family == "gguf";
+    std::vector<float> padded = block;
+    if (gguf && one_block > n) padded.resize(static_cast<size_t>(one_block), 0.0f);
+    const std::vector<int64_t> enc_shape = {static_cast<int64_t>(padded.size())};
+    if (f.name != "fp32") enc = encode_buffer(padded.data(), enc_shape, spec);
     auto step = [&](std::string label, std::string formula, std::string result) {
         w.steps.push_back(WalkthroughStep{std::move(label), std::move(formula), std::move(result)});
     };
@@ -171,6 +254,9 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
         step("Normalise", "s = clamp(x / absmax, -1, 1)", "");
         step("Encode", "code = nearest NF4 value (ties to the lower index)", "");
         step("Decode", "x' = NF4[code] * absmax", "");
+    } else if (fam == "gguf" && gguf_is_super_block_format(f.name)) {
+        explain_super_block(w, padded, f, enc, sub_block, step);
+        level_values.clear();  // w.grid is filled by explain_super_block
     } else if (fam == "gguf") {
         const float d = enc.scales.as<float>()[0];
         w.scale = d;
@@ -203,8 +289,14 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
 
     // Per-element view: the element-domain value, code and bit pattern.
     if (fam != "passthrough") {
+        const SuperBlockWalkthrough& sb = w.super_block;
         for (int64_t i = 0; i < n; ++i) {
-            w.scaled.push_back(w.scale != 0 ? static_cast<float>(block[i] / w.scale) : 0.0f);
+            if (sb.present) {  // each element in its own sub-block's domain: (x + min) / scale
+                const WalkthroughSubBlock& s = sb.sub_blocks[static_cast<size_t>(i / sb.sub_block_length)];
+                w.scaled.push_back(s.scale != 0 ? static_cast<float>((block[i] + s.min) / s.scale) : 0.0f);
+            } else {
+                w.scaled.push_back(w.scale != 0 ? static_cast<float>(block[i] / w.scale) : 0.0f);
+            }
             unsigned c = 0;
             const NdArray& codes = enc.codes;
             if (codes.dtype == DType::Int8)
@@ -218,7 +310,8 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
                 w.code_bits.push_back(bits(c, f.element_bits));
         }
     }
-    for (float v : level_values) w.grid.push_back(static_cast<float>(v * w.scale));
+    if (!w.super_block.present)
+        for (float v : level_values) w.grid.push_back(static_cast<float>(v * w.scale));
     double se = 0;
     int64_t cnt = 0;
     for (int64_t i = 0; i < n; ++i)

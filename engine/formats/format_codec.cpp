@@ -2,6 +2,8 @@
 #include "engine/formats/format_codec.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 #include "engine/core/errors.h"
 #include "kernels/channel_reduce.h"
@@ -53,20 +55,7 @@ std::vector<int64_t> with_last(std::vector<int64_t> shape, int64_t last) {
 }
 
 
-GgufType gguf_type_of(const std::string& name) {
-    if (name == "gguf_q8_0") return GgufType::Q8_0;
-    if (name == "gguf_q4_0") return GgufType::Q4_0;
-    if (name == "gguf_q4_1") return GgufType::Q4_1;
-    if (name == "gguf_q5_0") return GgufType::Q5_0;
-    if (name == "gguf_q2_k") return GgufType::Q2_K;
-    if (name == "gguf_q3_k") return GgufType::Q3_K;
-    if (name == "gguf_q4_k") return GgufType::Q4_K;
-    if (name == "gguf_q5_k") return GgufType::Q5_K;
-    if (name == "gguf_q6_k") return GgufType::Q6_K;
-    if (name == "gguf_iq4_nl") return GgufType::IQ4_NL;
-    if (name == "gguf_iq4_xs") return GgufType::IQ4_XS;
-    return GgufType::MXFP4;
-}
+GgufType gguf_type_of(const std::string& name) { return gguf_format_kernel_type(name); }
 
 // The importance weights the GGUF kernels read (nullptr when none is set).
 const float* importance_of(const QuantSpec& s) { return s.importance.empty() ? nullptr : s.importance.data(); }
@@ -83,6 +72,26 @@ float nvfp4_g(const float* x, int64_t n, const QuantSpec& s) {
 }  // namespace
 
 float nvfp4_tensor_global_scale(const float* x, int64_t n, const QuantSpec& s) { return nvfp4_g(x, n, s); }
+
+namespace {
+constexpr std::pair<const char*, GgufType> kGgufFormats[] = {
+    {"gguf_q8_0", GgufType::Q8_0},     {"gguf_q4_0", GgufType::Q4_0},     {"gguf_q4_1", GgufType::Q4_1},
+    {"gguf_q5_0", GgufType::Q5_0},     {"gguf_mxfp4", GgufType::MXFP4},   {"gguf_q2_k", GgufType::Q2_K},
+    {"gguf_q3_k", GgufType::Q3_K},     {"gguf_q4_k", GgufType::Q4_K},     {"gguf_q5_k", GgufType::Q5_K},
+    {"gguf_q6_k", GgufType::Q6_K},     {"gguf_iq4_nl", GgufType::IQ4_NL}, {"gguf_iq4_xs", GgufType::IQ4_XS}};
+}  // namespace
+
+GgufType gguf_format_kernel_type(const std::string& format) {
+    for (const auto& [name, t] : kGgufFormats)
+        if (format == name) return t;
+    throw std::logic_error("not a GGUF format: " + format);
+}
+
+bool gguf_is_super_block_format(const std::string& format) {
+    for (const auto& [name, t] : kGgufFormats)
+        if (format == name) return t >= GgufType::Q2_K;
+    return false;
+}
 
 MxElement mx_element(const std::string& name) {
     if (name == "mxfp8_e4m3") return MxElement::E4M3;

@@ -14,6 +14,7 @@
 #include "engine/core/format_catalog.h"
 #include "engine/core/nd_array.h"
 #include "engine/core/quant_options.h"
+#include "kernels/gguf_blocks.h"
 #include "kernels/integer_quant.h"
 #include "kernels/mx.h"
 #include "kernels/scaled_fp8.h"
@@ -50,6 +51,11 @@ void set_importance(QuantSpec& spec, std::vector<float> importance, const std::v
 // problem (unknown format, option that does not apply, group size not dividing the dimension,
 // axis out of range).
 QuantSpec resolve_spec(const QuantOptions& options, const std::vector<int64_t>& shape);
+
+// The GGUF kernel type of a gguf_* format name ("gguf_q4_k" -> Q4_K); std::logic_error for
+// another name. gguf_is_super_block_format: the K-quants and IQ4 (searched scales; IQ4_NL too).
+kernels::GgufType gguf_format_kernel_type(const std::string& format);
+bool gguf_is_super_block_format(const std::string& format);
 
 // The kernels' element types for the MX and FP8 format names (mxfp8_e4m3 ..., fp8_e4m3 / e5m2).
 kernels::MxElement mx_element(const std::string& name);

@@ -58,6 +58,14 @@ __global__ void __launch_bounds__(kThreads) fake_quant_kernel(const float* x, fl
 
 // ---- K-quants and IQ4 ----------------------------------------------------------------------
 
+// The encoder of one K-quant block (group) compiled once per type and called by both kernels
+// below: inlining the whole search into each kernel doubles the (long) device compile for no
+// measurable gain.
+template <GgufType T>
+__device__ __noinline__ void encode_kquant_once(const float* x, const float* qw, uint8_t* y, int count) {
+    kquant::encode_kquant<T>(x, qw, y, count);
+}
+
 // One thread per group of G blocks of E elements (G = 8 for IQ4_NL, else 1), as
 // kquant_encode_range on the CPU; with importance a group never crosses a row end.
 template <GgufType T>
@@ -71,8 +79,7 @@ __global__ void __launch_bounds__(kThreads) kquant_quantize_kernel(const float* 
         const int64_t row = g / gpr, first = (g - row * gpr) * G;
         const int64_t count = bpr - first < G ? bpr - first : G;
         const int64_t b = row * bpr + first;
-        kquant::encode_kquant<T>(x + b * E, importance ? importance + first * E : nullptr, out + b * B,
-                                 static_cast<int>(count));
+        encode_kquant_once<T>(x + b * E, importance ? importance + first * E : nullptr, out + b * B, static_cast<int>(count));
     }
 }
 
@@ -103,7 +110,7 @@ __global__ void __launch_bounds__(kThreads) kquant_fake_kernel(const float* x, f
             in[i] = i < len ? xr[i] : 0.0f;
             qw[i] = importance && i < len ? importance[first + i] : 0.0f;
         }
-        kquant::encode_kquant<T>(in, importance ? qw : nullptr, bytes, count);
+        encode_kquant_once<T>(in, importance ? qw : nullptr, bytes, count);
         for (int k = 0; k < count; ++k) kquant::decode_kquant<T>(bytes + B * k, dec + E * k);
         float* yr = y + r * cols + first;
         for (int64_t i = 0; i < len; ++i) yr[i] = is_nan_bits(in[i]) ? in[i] : dec[i];

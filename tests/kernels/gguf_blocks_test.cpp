@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "kernels/gguf_blocks.h"
 #include "kernels/reference/reference_formats.h"
@@ -177,6 +178,55 @@ TEST(GgufBlocks, InPlaceFakeQuantKeepsNaN) {
         gguf_fake_quant(x.data(), x.data(), RowBlocks{2, 64, 32}, t.type);
         EXPECT_TRUE(std::isnan(x[7])) << t.name;
         EXPECT_TRUE(test::same_values(x, out)) << t.name;
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+// Whole tensors run eight blocks at a time (gguf_block_tiles.h), a single block the block
+// functions of gguf_block_codec.h: the bytes and values must be the same on awkward blocks
+// (zeros of both signs, NaN, +-Inf, ties, subnormals, fp16 overflow of d).
+TEST(GgufBlocks, EightBlockTilesEqualTheBlockFunctions) {
+    std::mt19937 rng(57);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t nblocks = 8 * 40 + 3;
+    std::vector<float> x(static_cast<size_t>(nblocks * 32));
+    for (int64_t b = 0; b < nblocks; ++b) {
+        float* v = x.data() + b * 32;
+        const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 60) - 40);
+        for (int i = 0; i < 32; ++i) v[i] = normal(rng) * scale;
+        switch (b % 9) {
+            case 0: for (int i = 0; i < 32; ++i) v[i] = (rng() & 1) ? 0.0f : -0.0f; break;
+            case 1: v[rng() % 32] = std::numeric_limits<float>::quiet_NaN(); break;
+            case 2: v[rng() % 32] = (rng() & 1) ? INFINITY : -INFINITY; break;
+            case 3: v[3] = 4.0f * scale, v[9] = -4.0f * scale; break;
+            case 4: for (int i = 0; i < 32; ++i) v[i] = test::float_of(static_cast<uint32_t>(rng() & 0x807FFFFFu)); break;
+            case 5: v[0] = 65520.0f * 127.0f; break;
+            case 6: for (int i = 0; i < 32; ++i) v[i] = std::fabs(v[i]); v[7] = 0.0f; break;  // zero minimum
+            default: break;
+        }
+    }
+    for (const auto& t : kTypes) {
+        SCOPED_TRACE(t.name);
+        const int64_t bytes = gguf_type_size(t.type);
+        std::vector<uint8_t> whole(static_cast<size_t>(nblocks * bytes)), single(whole.size());
+        std::vector<float> fake_whole(x.size()), fake_single(x.size());
+        gguf_quantize(x.data(), 1, nblocks * 32, t.type, whole.data());
+        for (int64_t b = 0; b < nblocks; ++b)  // one block per call: the block functions
+            gguf_quantize(x.data() + b * 32, 1, 32, t.type, single.data() + b * bytes);
+        EXPECT_TRUE(test::same_items(whole, single));
+        for (int64_t b = 0; b < nblocks; ++b)
+            gguf_fake_quant(x.data() + b * 32, fake_single.data() + b * 32, RowBlocks{1, 32, 32}, t.type);
+        gguf_fake_quant(x.data(), fake_whole.data(), RowBlocks{1, nblocks * 32, 32}, t.type);
+        EXPECT_TRUE(test::same_values(fake_whole, fake_single));
+        std::vector<float> dec(x.size());
+        gguf_dequantize(whole.data(), 1, nblocks * 32, t.type, dec.data());
+        for (size_t i = 0; i < x.size(); ++i)
+            if (!std::isnan(x[i])) ASSERT_TRUE(dec[i] == fake_whole[i] || (std::isnan(dec[i]) && std::isnan(fake_whole[i]))) << i;
     }
 }
 

@@ -324,3 +324,47 @@ TEST(GgufKQuants, BlockFieldsAreTheStoredIntegers) {
 
 }  // namespace
 }  // namespace ql::kernels
+
+#include "kernels/gguf_kquant_trace.h"
+
+namespace ql::kernels {
+namespace {
+
+// The traced searches are the kernels' searches: quantized by ggml's super-block step they give
+// exactly the stored sub-block scales and super scales of the encoded block.
+TEST(GgufKQuantTrace, TracedSearchesGiveTheStoredScales) {
+    const int64_t rows = 9, cols = 256;
+    const auto x = kquant_rows(rows, cols, 87);
+    const auto imp = importance_for(cols, 88);
+    for (const auto& t : kTypes) {
+        const int64_t E = gguf_block_elements(t.type);
+        const int subs = static_cast<int>(E / gguf_sub_block(t.type));
+        for (bool weighted : {false, true})
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t b = 0; b < cols / E; ++b) {
+                    SCOPED_TRACE(std::string(t.name) + (weighted ? " importance" : "") + " row " + std::to_string(r));
+                    const float* xb = x.data() + r * cols + b * E;
+                    const float* qw = weighted ? imp.data() + b * E : nullptr;
+                    std::vector<uint8_t> bytes(static_cast<size_t>(gguf_type_size(t.type)));
+                    gguf_quantize(xb, 1, E, t.type, bytes.data(), qw);
+                    const GgufBlockFields stored = gguf_block_fields(bytes.data(), t.type);
+                    std::vector<GgufSubBlockSearch> searches;
+                    for (int j = 0; j < subs; ++j) {
+                        searches.push_back(gguf_trace_sub_block_search(xb, qw, t.type, j));
+                        EXPECT_FALSE(searches.back().candidates.empty());
+                        EXPECT_FALSE(searches.back().objective.empty());
+                    }
+                    GgufBlockFields traced;
+                    gguf_trace_super_block(searches, xb, qw, t.type, &traced);
+                    EXPECT_TRUE(traced.d == stored.d || (std::isnan(traced.d) && std::isnan(stored.d))) << traced.d << " vs " << stored.d;
+                    if (gguf_has_min(t.type)) EXPECT_TRUE(traced.dmin == stored.dmin || (std::isnan(traced.dmin) && std::isnan(stored.dmin)));
+                    for (int j = 0; j < subs && t.type != GgufType::IQ4_NL; ++j) {
+                        EXPECT_EQ(traced.scales[j], stored.scales[j]) << "sub-block " << j;
+                        EXPECT_EQ(traced.mins[j], stored.mins[j]) << "sub-block " << j;
+                    }
+                }
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels

@@ -72,8 +72,15 @@ TEST(BlockStructure, GgufByteLayoutsMatchTheCatalogCost) {
         const BlockDiagram d = describeBlockStructure(f, optionsFor(f.name));
         int bytes = 0;
         for (const auto& field : d.bytes) bytes += field.bytes;
-        EXPECT_DOUBLE_EQ(bytes * 8.0 / 32.0, f.bits_per_element);
+        EXPECT_DOUBLE_EQ(bytes * 8.0 / static_cast<double>(f.block_size), f.bits_per_element);
     }
+    // The K-quants: sub-block scales under a super scale shared by 8 or 16 of them.
+    const BlockDiagram q4k = describeBlockStructure(format_info("gguf_q4_k"), optionsFor("gguf_q4_k"));
+    EXPECT_EQ(q4k.blockSize, 32);
+    ASSERT_EQ(q4k.scales.size(), 2);
+    EXPECT_EQ(q4k.scales[1].blocksPerScale, 8);
+    EXPECT_TRUE(q4k.storage.contains("144 bytes per super-block of 256"));
+    EXPECT_EQ(describeBlockStructure(format_info("gguf_q6_k"), optionsFor("gguf_q6_k")).scales[1].blocksPerScale, 16);
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ BlockWalkthroughPanel* panelFor(MainWindow& window, const QString& format) {
 // The table, the steps and the plot against a direct call of the engine facade.
 void expectMatchesEngine(BlockWalkthroughPanel* panel) {
     ASSERT_TRUE(panel->hasResult()) << panel->errorText().toStdString();
-    const BlockWalkthrough expected = explain_block(panel->block(), panel->options(), panel->tensorAmax());
+    const BlockWalkthrough expected = explain_block(panel->block(), panel->options(), panel->tensorAmax(), panel->searchSubBlock());
     const BlockWalkthrough& shown = panel->result();
     ASSERT_EQ(shown.output.size(), expected.output.size());
     QTableWidget* table = panel->valuesTable();
@@ -63,6 +63,40 @@ TEST(BlockWalkthroughPanel, OutputMatchesExplainBlockForEveryFamily) {
         panel->generate(SampleKind::WithOutlier, 42);
         expectMatchesEngine(panel);
     }
+}
+
+TEST(BlockWalkthroughPanel, SuperBlockFormatsShowSubBlocksAndTheSearchOfTheSelectedOne) {
+    auto window = test::makeMainWindow();
+    for (const char* name : {"gguf_q4_k", "gguf_q6_k", "gguf_iq4_xs", "gguf_q2_k"}) {
+        SCOPED_TRACE(name);
+        BlockWalkthroughPanel* panel = panelFor(*window, name);
+        panel->generate(SampleKind::WithOutlier, 7);
+        EXPECT_EQ(panel->block().size(), 256u);  // one super-block
+        expectMatchesEngine(panel);
+        const SuperBlockWalkthrough& sb = panel->result().super_block;
+        ASSERT_TRUE(sb.present);
+        EXPECT_TRUE(panel->superBlockBox()->isVisibleTo(panel));
+        QTableWidget* subs = panel->subBlocksTable();
+        ASSERT_EQ(subs->rowCount(), static_cast<int>(sb.sub_blocks.size()));
+        EXPECT_EQ(subs->item(1, 3)->text(), sb.has_min ? QStringLiteral("%1 / %2").arg(sb.sub_blocks[1].stored_scale).arg(sb.sub_blocks[1].stored_min)
+                                                       : QString::number(sb.sub_blocks[1].stored_scale));
+        // Selecting an element of sub-block 3 steps through that sub-block's search.
+        panel->selectElement(3 * sb.sub_block_length + 1);
+        EXPECT_EQ(panel->searchSubBlock(), 3);
+        expectMatchesEngine(panel);
+        const SuperBlockWalkthrough& now = panel->result().super_block;
+        EXPECT_EQ(now.search_sub_block, 3);
+        ASSERT_EQ(panel->searchTable()->rowCount(), static_cast<int>(now.search.size()));
+        for (int r = 0; r < panel->searchTable()->rowCount(); ++r)
+            EXPECT_EQ(panel->searchTable()->item(r, 5)->text() == QStringLiteral("✓"), now.search[static_cast<size_t>(r)].accepted) << r;
+        // And the sub-block table selects one directly.
+        subs->setCurrentCell(5, 0);
+        EXPECT_EQ(panel->searchSubBlock(), 5);
+        EXPECT_EQ(panel->result().super_block.search_sub_block, 5);
+    }
+    // Other formats do not show it.
+    BlockWalkthroughPanel* panel = panelFor(*window, "gguf_q4_0");
+    EXPECT_FALSE(panel->superBlockBox()->isVisibleTo(panel));
 }
 
 TEST(BlockWalkthroughPanel, NvfP4ShowsTheScaleStepsWithRealValues) {

@@ -77,6 +77,61 @@ TEST(CudaGguf, InPlaceKeepsNanLikeOutOfPlace) {
     }
 }
 
+// The K-quants and IQ4 (one thread per super-block) and the importance paths, against the CPU.
+// Inputs keep ggml's searches finite (no FLT_MAX: there the searches overflow float32, where
+// only x86's NaN rules define ggml's result), with NaN / Inf elements that the search sees as 0.
+void expect_kquants_match_cpu(const std::vector<float>& x, int64_t rows, int64_t cols, const std::vector<float>& importance) {
+    const GgufType types[] = {GgufType::Q2_K, GgufType::Q3_K, GgufType::Q4_K, GgufType::Q5_K, GgufType::Q6_K,
+                              GgufType::IQ4_NL, GgufType::IQ4_XS, GgufType::Q4_0, GgufType::Q4_1, GgufType::Q5_0};
+    const test::DeviceBuffer<float> dx(x), dimp(importance);
+    for (GgufType t : types)
+        for (bool weighted : {false, true}) {
+            if (!weighted && t <= GgufType::Q5_0) continue;  // the 32-element types' plain paths: above
+            SCOPED_TRACE(testing::Message() << "type " << static_cast<int>(t) << (weighted ? " importance" : "") << " shape "
+                                            << rows << "x" << cols);
+            const float* w = weighted ? importance.data() : nullptr;
+            const float* dw = weighted ? dimp.get() : nullptr;
+            const RowBlocks L{rows, cols, gguf_block_elements(t)};
+            std::vector<float> fake(x.size());
+            gguf_fake_quant(x.data(), fake.data(), L, t, w);
+            test::DeviceBuffer<float> d_fake(x.size());
+            cuda::gguf_fake_quant(dx.get(), d_fake.get(), L, t, dw, nullptr);
+            EXPECT_TRUE(test::same_values(d_fake.to_host(), fake));
+            if (cols % gguf_block_elements(t) != 0) continue;
+            const size_t bytes = static_cast<size_t>(rows * (cols / gguf_block_elements(t)) * gguf_type_size(t));
+            std::vector<uint8_t> blocks(bytes);
+            std::vector<float> decoded(x.size());
+            gguf_quantize(x.data(), rows, cols, t, blocks.data(), w);
+            gguf_dequantize(blocks.data(), rows, cols, t, decoded.data());
+            test::DeviceBuffer<uint8_t> d_blocks(bytes);
+            test::DeviceBuffer<float> d_decoded(x.size());
+            cuda::gguf_quantize(dx.get(), rows, cols, t, d_blocks.get(), dw, nullptr);
+            cuda::gguf_dequantize(d_blocks.get(), rows, cols, t, d_decoded.get());
+            EXPECT_TRUE(test::same_items(d_blocks.to_host(), blocks));
+            EXPECT_TRUE(test::same_values(d_decoded.to_host(), decoded));
+        }
+}
+
+std::vector<float> kquant_input(int64_t rows, int64_t cols, uint32_t seed) {
+    std::vector<float> x = test::mixed_tensor(rows, cols, seed);  // includes rows of subnormals and outliers
+    for (size_t i = 7; i < x.size(); i += 997) x[i] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 300; i < x.size(); i += 1499) x[i] = (i & 1) ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+    return x;
+}
+
+std::vector<float> importance_of(int64_t cols) {
+    std::vector<float> w(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c) w[static_cast<size_t>(c)] = c % 37 == 0 ? 0.0f : 0.25f + static_cast<float>((c * 7919) % 101) / 13.0f;
+    return w;
+}
+
+TEST(CudaGguf, KQuantsAndImportancePathsMatchCpu) {
+    if (!ql::kernels::cuda::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    expect_kquants_match_cpu(kquant_input(64, 1024, 67), 64, 1024, importance_of(1024));
+    expect_kquants_match_cpu(kquant_input(9, 300, 68), 9, 300, importance_of(300));  // fake quantization of short tails
+    expect_kquants_match_cpu(std::vector<float>(2 * 256, 0.0f), 2, 256, importance_of(256));
+}
+
 TEST(CudaGguf, RejectsRowsThatAreNotWholeBlocks) {
     if (!ql::kernels::cuda::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
     const test::DeviceBuffer<float> x(40);
