@@ -26,6 +26,7 @@ const char* kUsage =
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
     "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
+    "    [--encoder-loss cosine|mse] [--hidden-weight W] [--eval-pairs P]\n"
     "    [--resume | --force] [--project P.qlab] [--json]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
@@ -34,10 +35,16 @@ const char* kUsage =
     "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
     "train_report.json. --fp-steps N (qat, cooldown fusion): N full-precision steps first, then QAT where the LR\n"
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
-    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
+    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
+    "Sentence encoders (qad only; D, E: one sentence per line): the loss is --encoder-loss cosine (1 - cos, default)\n"
+    "or mse to the teacher's sentence embeddings, plus --hidden-weight W times the MSE of every layer's hidden states;\n"
+    "--eval-pairs P adds the Spearman correlation on pairs file P to every evaluation.";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
-    std::printf("%-10s loss %.5f", label, m.loss);
+    std::printf("%-10s", label);
+    if (m.tokens > 0) std::printf(" loss %.5f", m.loss);
+    if (m.cosine_mean) std::printf(" cosine to teacher %.6f (p5 %.6f, min %.6f)", *m.cosine_mean, *m.cosine_p5, *m.cosine_min);
+    if (m.spearman && std::isfinite(*m.spearman)) std::printf("  Spearman %.4f", *m.spearman);
     if (m.exact_match) std::printf("  exact match %.2f %%", 100 * *m.exact_match);
     if (m.accuracy) std::printf("  accuracy %.2f %%", 100 * *m.accuracy);
     if (m.kl) std::printf("  KL %.3e", *m.kl);
@@ -50,7 +57,8 @@ int run(const std::vector<std::string>& args) {
                 {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
-                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps"},
+                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--encoder-loss",
+                 "--hidden-weight", "--eval-pairs"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -63,6 +71,7 @@ int run(const std::vector<std::string>& args) {
     req.data = p.required("--data");
     req.out_dir = p.required("--out");
     req.eval_data = p.value("--eval-data").value_or("");
+    req.eval_pairs = p.value("--eval-pairs").value_or("");
     req.teacher = p.value("--teacher").value_or("");
     req.calibration = p.value("--calib").value_or("");
     req.resume = p.has("--resume");
@@ -97,6 +106,12 @@ int run(const std::vector<std::string>& args) {
     if (positions != "all" && positions != "scored")
         throw UserError("train: --distill-positions is all or scored, got '" + positions + "'");
     req.distill_all_positions = positions == "all";
+    req.encoder_loss = p.value("--encoder-loss").value_or(req.encoder_loss);
+    if (req.encoder_loss != "cosine" && req.encoder_loss != "mse")
+        throw UserError("train: --encoder-loss is cosine or mse, got '" + req.encoder_loss + "'");
+    req.hidden_weight = p.number("--hidden-weight", 0.0);
+    if (!(req.hidden_weight >= 0) || !std::isfinite(req.hidden_weight))
+        throw UserError("train: --hidden-weight must be a number >= 0");
     req.seed = p.seed();
 
     CancellationToken cancel;
