@@ -45,7 +45,15 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir: render the Format Explorer for these formats (comma-separated) "
                        "instead of the documentation set."),
         QStringLiteral("NAMES"));
-    parser.addOptions({screenshotDir, screenshotFormats, theme, format});
+    const QCommandLineOption screenshotSentences(
+        QStringLiteral("screenshot-sentences"),
+        QStringLiteral("With --screenshot-dir: render docs/TUTORIAL.md's encoder tour instead, calibrating on this text "
+                       "file (one sentence per line; scripts/tutorial-screenshots)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption screenshotPairs(QStringLiteral("screenshot-pairs"),
+                                             QStringLiteral("With --screenshot-sentences: the eval pairs file."),
+                                             QStringLiteral("FILE"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -84,7 +92,9 @@ int main(int argc, char** argv) {
     if (screenshots) {
         window.resize(1600, 1000);
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
-        if (parser.isSet(screenshotFormats))
+        if (parser.isSet(screenshotSentences))
+            runner.setShots(ql::ScreenshotRunner::encoderShots(parser.value(screenshotSentences), parser.value(screenshotPairs)));
+        else if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();
