@@ -5,10 +5,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <optional>
 
 #include "plots/bar_chart.h"
@@ -32,6 +34,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(false);
+    // Run names hold model paths: elide them in the middle rather than widen the window.
+    m_table->setTextElideMode(Qt::ElideMiddle);
     auto* chartBox = new QWidget(split);
     auto* chartLayout = new QVBoxLayout(chartBox);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -91,6 +95,14 @@ void CompareView::rebuild() {
                 shown.push_back(m);
                 break;
             }
+    // The chart follows the table: a metric none of the runs has (exact match for encoder runs)
+    // would draw an empty chart, so switch to the first one they have.
+    bool chartShown = false;
+    for (const RunMetric& m : shown) chartShown = chartShown || m.key == m_metric->currentData().toString();
+    if (!chartShown && !shown.isEmpty()) {
+        const QSignalBlocker block(m_metric);
+        setChartMetric(shown.front().key);
+    }
     m_table->clear();
     m_table->setRowCount(m_runs.size());
     m_table->setColumnCount(2 + shown.size());
@@ -100,7 +112,9 @@ void CompareView::rebuild() {
     const QColor bestBg(0x2b, 0x8a, 0x3e, 70);
     for (int r = 0; r < m_runs.size(); ++r) {
         const RunRow& run = m_runs[r];
-        m_table->setItem(r, 0, new QTableWidgetItem(QStringLiteral("#%1 %2").arg(run.id).arg(run.name)));
+        auto* name = new QTableWidgetItem(QStringLiteral("#%1 %2").arg(run.id).arg(run.name));
+        name->setToolTip(run.name);
+        m_table->setItem(r, 0, name);
         m_table->setItem(r, 1, new QTableWidgetItem(run.recipe));
     }
     for (int c = 0; c < shown.size(); ++c) {
@@ -119,6 +133,9 @@ void CompareView::rebuild() {
             m_table->setItem(r, 2 + c, item);
         }
     }
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
+    m_table->resizeColumnToContents(0);
+    m_table->setColumnWidth(0, std::min(m_table->columnWidth(0), 420));
     updateChart();
 }
 

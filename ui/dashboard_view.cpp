@@ -36,8 +36,12 @@ DashboardView::DashboardView(QWidget* parent) : QWidget(parent) {
     const Def defs[] = {
         {"loss", tr("Training loss"), tr("loss"), {QStringLiteral("train/loss")}},
         {"kl", tr("KL to teacher"), tr("nats / token"), {QStringLiteral("train/kl"), QStringLiteral("eval/kl")}},
-        {"eval", tr("Eval accuracy"), tr("fraction"),
-         {QStringLiteral("eval/exact_match"), QStringLiteral("eval/accuracy"), QStringLiteral("eval/agreement")}},
+        // Encoders: cosine to the teacher (train/cosine per step, eval/cosine_* held out) and the
+        // pairs' Spearman, all in [-1, 1] like the accuracies.
+        {"eval", tr("Eval accuracy / cosine"), tr("fraction"),
+         {QStringLiteral("eval/exact_match"), QStringLiteral("eval/accuracy"), QStringLiteral("eval/agreement"),
+          QStringLiteral("eval/cosine_mean"), QStringLiteral("eval/cosine_p5"), QStringLiteral("eval/spearman"),
+          QStringLiteral("train/cosine")}},
         {"lr", tr("Learning rate"), tr("lr"), {QStringLiteral("train/lr")}},
         {"grad_norm", tr("Gradient norm"), tr("‖g‖₂"), {QStringLiteral("train/grad_norm")}},
         {"throughput", tr("Throughput"), tr("tokens / s"), {QStringLiteral("train/tokens_per_s")}},

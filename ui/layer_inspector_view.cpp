@@ -524,28 +524,39 @@ void LayerInspectorView::refreshHeatmap() {
 void LayerInspectorView::refreshSensitivity() {
     if (!m_sensitivityReport || m_sensitivityReport->recipes.empty()) return;
     const SensitivityReport& r = *m_sensitivityReport;
+    // Token models rank layers by KL to the FP logits; sentence encoders by the cosine loss
+    // 1 - cos(FP, quantized) of their sentence embeddings.
+    const bool encoder = r.metric == "cosine_loss";
+    const QString metric = encoder ? tr("1 − cos") : tr("KL");
     QVector<BarChart::Bar> bars;
     int kept = 0;
     for (const SensitivityRow& row : r.layers) {
-        if (row.kl.empty()) continue;
+        const std::vector<double>& costs = encoder ? row.cosine_loss : row.kl;
+        if (costs.empty()) continue;
         BarChart::Bar b;
         b.label = QString::fromStdString(row.layer);
-        b.value = row.kl.front();
+        b.value = costs.front();
         // Highlighted: the automatic mixed-precision search gave this layer more bits than the
         // first (cheapest) candidate.
         b.highlighted = !row.chosen.empty() && row.chosen != r.recipes.front();
         kept += b.highlighted ? 1 : 0;
-        b.tooltip = tr("KL %1 with %2; chosen: %3").arg(num(row.kl.front()), QString::fromStdString(r.recipes.front()),
-                                                         QString::fromStdString(row.chosen.empty() ? "—" : row.chosen));
+        b.tooltip = tr("%1 %2 with %3; chosen: %4")
+                        .arg(metric, num(costs.front()), QString::fromStdString(r.recipes.front()),
+                             QString::fromStdString(row.chosen.empty() ? "—" : row.chosen));
         bars.push_back(b);
     }
+    m_sensitivity->setValueLabel(encoder ? tr("1 − cosine to the FP embeddings") : tr("KL to FP (nats/token)"));
     m_sensitivity->setHighlightLabel(tr("given more bits by the mixed-precision search"));
     m_sensitivity->setBars(bars, true);
-    QString note = tr("KL to the FP model when only that layer is quantized with %1 (FP loss %2).")
-                       .arg(QString::fromStdString(r.recipes.front()), num(r.fp_loss));
+    QString note = encoder ? tr("Cosine loss 1 − cos(FP, quantized) of the sentence embeddings when only that layer is "
+                                "quantized with %1.")
+                                 .arg(QString::fromStdString(r.recipes.front()))
+                           : tr("KL to the FP model when only that layer is quantized with %1 (FP loss %2).")
+                                 .arg(QString::fromStdString(r.recipes.front()), num(r.fp_loss));
     if (!r.mixed_recipe_json.empty())
-        note += tr(" Mixed precision: %1 bits/weight, KL %2 (predicted %3); %4 layers kept at higher precision.")
-                    .arg(num(r.mixed_bits_per_weight, 3), num(r.mixed_kl, 3), num(r.mixed_predicted_kl, 3))
+        note += tr(" Mixed precision: %1 bits/weight, %2 %3 (predicted %4); %5 layers kept at higher precision.")
+                    .arg(num(r.mixed_bits_per_weight, 3), metric, num(encoder ? r.mixed_cosine_loss : r.mixed_kl, 3),
+                         num(r.mixed_predicted_kl, 3))
                     .arg(kept);
     m_sensitivityNote->setText(note);
 }

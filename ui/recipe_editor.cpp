@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QStandardItemModel>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -182,6 +183,16 @@ void RecipeEditor::buildUi() {
     calRow->addWidget(m_calibration, 1);
     calRow->addWidget(m_calibrationSamples);
     form->addRow(tr("Calibration"), calRow);
+    m_evalPairs = new QLineEdit(recipeBox);
+    m_evalPairs->setObjectName(QStringLiteral("evalPairs"));
+    m_evalPairs->setPlaceholderText(tr("optional: sentence1<TAB>sentence2<TAB>score per line"));
+    m_evalPairs->setToolTip(tr("Sentence encoders: a pairs file (e.g. tests/data/sentences/pairs.tsv). Every run then also "
+                               "reports the Spearman correlation of the embeddings' cosine with the pairs' scores, for "
+                               "the quantized model and the FP teacher (docs/DATA.md \"Sentences\")."));
+    m_evalPairsLabel = new QLabel(tr("Eval pairs"), recipeBox);
+    form->addRow(m_evalPairsLabel, m_evalPairs);
+    m_evalPairsLabel->setVisible(false);
+    m_evalPairs->setVisible(false);
     m_overrides = new QLabel(recipeBox);
     m_overrides->setObjectName(QStringLiteral("overrides"));
     m_overrides->setWordWrap(true);
@@ -311,7 +322,8 @@ void RecipeEditor::buildUi() {
         connect(s, &QSpinBox::valueChanged, this, &RecipeEditor::recompose);
     for (QDoubleSpinBox* s : {m_alpha, m_lr, m_temperature, m_ceWeight})
         connect(s, &QDoubleSpinBox::valueChanged, this, &RecipeEditor::recompose);
-    for (QLineEdit* e : {m_calibration, m_trainData, m_evalData}) connect(e, &QLineEdit::textChanged, this, &RecipeEditor::recompose);
+    for (QLineEdit* e : {m_calibration, m_trainData, m_evalData, m_evalPairs})
+        connect(e, &QLineEdit::textChanged, this, &RecipeEditor::recompose);
     connect(m_lsq, &QCheckBox::toggled, this, &RecipeEditor::recompose);
 }
 
@@ -372,6 +384,28 @@ void RecipeEditor::setModelFacts(qint64 parameters, double fpTokens, qint64 toke
         for (QLineEdit* e : {m_calibration, m_trainData})
             if (e->text().isEmpty()) e->setText(QStringLiteral("synthetic:arith"));
     }
+    recompose();
+}
+
+void RecipeEditor::setEncoder(bool encoder) {
+    m_encoder = encoder;
+    m_evalPairsLabel->setVisible(encoder);
+    m_evalPairs->setVisible(encoder);
+    const QString sentences = tr("sentences: a text file, one per line (docs/DATA.md)");
+    if (encoder) {
+        m_calibration->setPlaceholderText(sentences);
+        m_trainData->setPlaceholderText(sentences);
+    }
+    // QAT trains on a task loss; an encoder's runs distil its FP embeddings (QAD) instead.
+    if (auto* model = qobject_cast<QStandardItemModel*>(m_method->model())) {
+        QStandardItem* qat = model->item(m_method->findData(static_cast<int>(RunSetup::Method::Qat)));
+        if (qat) {
+            qat->setEnabled(!encoder);
+            qat->setToolTip(encoder ? tr("A sentence encoder has no task loss here: use QAD (1 − cosine to the FP embeddings)")
+                                    : QString());
+        }
+    }
+    if (encoder && method() == RunSetup::Method::Qat) setMethod(RunSetup::Method::Qad);
     recompose();
 }
 
@@ -469,6 +503,8 @@ void RecipeEditor::updatePlanner() {
 
 QString RecipeEditor::recipeJson() const { return m_json; }
 QString RecipeEditor::setupCalibration() const { return m_calibration->text().trimmed(); }
+void RecipeEditor::setCalibration(const QString& spec) { m_calibration->setText(spec); }
+void RecipeEditor::setEvalPairs(const QString& path) { m_evalPairs->setText(path); }
 
 void RecipeEditor::setValidationMessage(const QString& text, bool isError) {
     m_validation->setText(text);
@@ -486,6 +522,7 @@ RunSetup RecipeEditor::setup() const {
     s.calibrationSamples = m_calibrationSamples->value();
     s.trainData = m_trainData->text().trimmed();
     s.evalData = m_evalData->text().trimmed();
+    s.evalPairs = m_encoder ? m_evalPairs->text().trimmed() : QString();
     s.steps = m_steps->value();
     s.batchSize = m_batch->value();
     s.evalEvery = m_evalEvery->value();

@@ -43,6 +43,10 @@ public:
     // The model the recipe is for: parameter count and the tokens it was trained on (0 =
     // unknown), for the QAT planner; data defaults for the built-in demo.
     void setModelFacts(qint64 parameters, double fpTokens, qint64 tokensPerSequence, bool isDemo);
+    // A sentence encoder (BERT, sentence-transformers): data are sentences, one per line; the
+    // eval-pairs field appears; QAT (no task loss) is unavailable.
+    void setEncoder(bool encoder);
+    bool isEncoder() const { return m_encoder; }
 
     // Mixed precision from the model panel: a format for one layer, "off" to keep it in high
     // precision, "" to follow the recipe again.
@@ -53,6 +57,8 @@ public:
     RunSetup setup() const;
     QString recipeJson() const;  // "" when it cannot be composed (see problem())
     QString setupCalibration() const;  // the calibration data field
+    void setCalibration(const QString& spec);
+    void setEvalPairs(const QString& path);  // encoders' pairs file (see setEncoder)
     QString problem() const { return m_problem; }
     // Shown under the editor: a recipe the engine rejected for this model (empty clears).
     void setValidationMessage(const QString& text, bool isError);
@@ -75,6 +81,7 @@ private:
     qint64 m_parameters = 0, m_tokensPerSequence = 64;
     double m_fpTokens = 0;
     bool m_blockSignals = false;
+    bool m_encoder = false;
 
     QComboBox* m_preset = nullptr;
     QComboBox* m_method = nullptr;
@@ -86,6 +93,8 @@ private:
     QDoubleSpinBox* m_alpha = nullptr;
     QLineEdit* m_calibration = nullptr;
     QSpinBox* m_calibrationSamples = nullptr;
+    QLabel* m_evalPairsLabel = nullptr;
+    QLineEdit* m_evalPairs = nullptr;
     QGroupBox* m_training = nullptr;
     QLineEdit* m_trainData = nullptr;
     QLineEdit* m_evalData = nullptr;

@@ -35,6 +35,7 @@ TrainRequest trainRequest(const RunSetup& s, const QString& model, const QString
     r.recipe = recipeFile.toStdString();
     r.data = s.trainData.toStdString();
     r.eval_data = s.evalData.toStdString();
+    r.eval_pairs = s.evalPairs.toStdString();
     r.calibration = s.calibration.toStdString();
     r.calibration_samples = s.calibrationSamples;
     r.out_dir = outDir.toStdString();
@@ -102,6 +103,7 @@ LaunchPlan planRun(const RunSetup& s, const QString& model, const QString& proje
         eval.data = req.calibration;
         eval.split = "validation";
         eval.seed = s.seed;
+        eval.pairs = s.evalPairs.toStdString();
         plan.title = QStringLiteral("PTQ %1").arg(s.recipeName);
         plan.job = [req, eval](JobSink& sink, const CancellationToken& cancel) {
             run_ptq(req, sink, cancel);

@@ -15,6 +15,11 @@ const QVector<RunMetric>& compareMetrics() {
         {QStringLiteral("eval/kl"), QObject::tr("KL to FP"), false, false},
         {QStringLiteral("eval/agreement"), QObject::tr("Top-1 agreement"), true, true},
         {QStringLiteral("eval/loss"), QObject::tr("Eval loss"), false, false},
+        // Sentence encoders (docs/DATA.md "Encoder metrics").
+        {QStringLiteral("eval/cosine_mean"), QObject::tr("Cosine to FP"), true, false},
+        {QStringLiteral("eval/cosine_p5"), QObject::tr("Cosine p5"), true, false},
+        {QStringLiteral("eval/spearman"), QObject::tr("Spearman"), true, false},
+        {QStringLiteral("eval/teacher_spearman"), QObject::tr("FP Spearman"), true, false},
         {QStringLiteral("model/bytes"), QObject::tr("Size (MB)"), false, false},
         {QStringLiteral("model/bits_per_parameter"), QObject::tr("Bits/param"), false, false},
         {QStringLiteral("time"), QObject::tr("Time (s)"), false, false},

@@ -19,7 +19,8 @@ struct RunMetric {
     bool percent = false; // a 0..1 value shown as %
 };
 
-// accuracy (exact match / accuracy), ppl, KL, agreement, loss, size, bits/param, time.
+// accuracy (exact match / accuracy), ppl, KL, agreement, loss, encoders' cosine to FP and
+// Spearman, size, bits/param, time.
 const QVector<RunMetric>& compareMetrics();
 
 // The value of `m` for `run`, if it has one.

@@ -25,6 +25,7 @@ QJsonObject toJson(const RunSetup& s) {
         {QStringLiteral("calibration_samples"), s.calibrationSamples},
         {QStringLiteral("data"), s.trainData},
         {QStringLiteral("eval_data"), s.evalData},
+        {QStringLiteral("eval_pairs"), s.evalPairs},
         {QStringLiteral("steps"), s.steps},
         {QStringLiteral("batch_size"), s.batchSize},
         {QStringLiteral("eval_every"), s.evalEvery},
@@ -55,6 +56,7 @@ RunSetup runSetupFromJson(const QJsonObject& o) {
     s.calibrationSamples = o.value(QStringLiteral("calibration_samples")).toInteger();
     s.trainData = o.value(QStringLiteral("data")).toString();
     s.evalData = o.value(QStringLiteral("eval_data")).toString();
+    s.evalPairs = o.value(QStringLiteral("eval_pairs")).toString();
     s.steps = o.value(QStringLiteral("steps")).toInteger(s.steps);
     s.batchSize = o.value(QStringLiteral("batch_size")).toInteger(s.batchSize);
     s.evalEvery = o.value(QStringLiteral("eval_every")).toInteger(s.evalEvery);

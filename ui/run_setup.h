@@ -18,6 +18,7 @@ struct RunSetup {
     qint64 calibrationSamples = 0;  // 0 = the recipe's
     // Training (QAT/QAD)
     QString trainData, evalData; // evalData "" = the training data's validation split
+    QString evalPairs;           // sentence encoders: a pairs file for the Spearman metrics ("" = none)
     qint64 steps = 300, batchSize = 64, evalEvery = 50, evalSamples = 0;
     double lr = 1e-4, temperature = 1.0, ceWeight = 0.0, finalLrFraction = 0.1;
     QString schedule = QStringLiteral("cosine");

@@ -28,6 +28,7 @@
 #include "plots/bar_chart.h"
 #include "ui/model_panel.h"
 #include "ui/project_explorer_panel.h"
+#include "ui/recipe_editor.h"
 #include "ui/workbench.h"
 #include "ui/format_explorer_view.h"
 #include "ui/main_window.h"
@@ -238,6 +239,34 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
     };
     shots.insert(shots.end(), explorer.begin(), explorer.end());
     return shots;
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::encoderShots(const QString& sentences, const QString& pairs) {
+    using T = ThemeManager::Theme;
+    // The recipe editor's data fields first: statistics and sensitivity calibrate on them.
+    auto withData = [sentences, pairs](Shot shot) {
+        auto setup = shot.setup;
+        shot.setup = [setup, sentences, pairs](MainWindow& w) {
+            w.workbench()->recipeEditor()->setCalibration(sentences);
+            w.workbench()->recipeEditor()->setEvalPairs(pairs);
+            setup(w);
+        };
+        return shot;
+    };
+    // MiniLM's layers: the attention block's query reads the embedding LayerNorm's output (the
+    // residual stream, where BERT's outlier dimensions live); output.dense reads the GELU output.
+    const QString query = QStringLiteral("encoder.layer.0.attention.self.query");
+    const QString ffnOut = QStringLiteral("encoder.layer.5.output.dense");
+    return {
+        withData(workbenchShot(QStringLiteral("tutorial-workbench.png"), QStringLiteral("workbench"), T::Light, {})),
+        withData(workbenchShot(QStringLiteral("tutorial-compare.png"), QStringLiteral("compare"), T::Light, {QStringLiteral("ptq")})),
+        withData(workbenchShot(QStringLiteral("tutorial-dashboard.png"), QStringLiteral("dashboard"), T::Light, {QStringLiteral("qad")})),
+        withData(inspectorShot(QStringLiteral("tutorial-outliers.png"), QStringLiteral("outliers"), T::Light, query, QStringLiteral("int8"))),
+        withData(inspectorShot(QStringLiteral("tutorial-histogram.png"), QStringLiteral("histogram"), T::Light, query, QStringLiteral("nvfp4"))),
+        withData(inspectorShot(QStringLiteral("tutorial-histogram-mxfp4.png"), QStringLiteral("histogram"), T::Light, query, QStringLiteral("mxfp4"))),
+        withData(inspectorShot(QStringLiteral("tutorial-ffn-outliers.png"), QStringLiteral("outliers"), T::Light, ffnOut, QStringLiteral("int8"))),
+        withData(inspectorShot(QStringLiteral("tutorial-sensitivity.png"), QStringLiteral("sensitivity"), T::Light)),
+    };
 }
 
 std::vector<ScreenshotRunner::Shot> ScreenshotRunner::formatShots(const QStringList& formats) {

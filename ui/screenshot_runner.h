@@ -30,6 +30,11 @@ public:
     // The workbench views on the open project (workbench, dashboard, compare; light and dark),
     // then the Format Explorer in the states the documentation shows.
     static std::vector<Shot> defaultShots();
+    // docs/TUTORIAL.md's tour on an encoder project (all-MiniLM-L6-v2 with its PTQ and QAD runs,
+    // scripts/tutorial-screenshots): "tutorial-*.png" of the workbench, the compare view, the
+    // QAD dashboard and the layer inspector's outliers, histogram and sensitivity, calibrated on
+    // `sentences` (a text file, one per line) with `pairs` as the eval pairs.
+    static std::vector<Shot> encoderShots(const QString& sentences, const QString& pairs);
     // One shot per format, "format-explorer-<name>.png", in the current theme.
     static std::vector<Shot> formatShots(const QStringList& formats);
     void setShots(std::vector<Shot> shots) { m_shots = std::move(shots); }

@@ -219,6 +219,7 @@ void Workbench::openModel(const QString& model) {
                 }
             }
             m_recipe->setModelFacts(summary->parameter_count, fpTokens, seqTokens, summary->is_demo);
+            m_recipe->setEncoder(summary->config.architecture == "bert");
             m_controls->setStartEnabled(true);
             info(tr("Model %1 opened: %2 quantizable layers").arg(model).arg(summary->layers.size()));
             emit modelOpened(model);

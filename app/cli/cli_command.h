@@ -34,6 +34,7 @@ Command imatrix_command();
 Command divergence_command();
 Command doctor_command();
 Command experiment_command();
+Command embed_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -9,6 +9,7 @@ const std::vector<Command>& all_commands() {
         fakequant_command(),
         inspect_command(),
         eval_command(),
+        embed_command(),
         ptq_command(),
         sensitivity_command(),
         stats_command(),

@@ -39,6 +39,17 @@ nlohmann::json config_json(const ModelConfig& c) {
             {"num_classes", c.num_classes}};
 }
 
+// Encoders: how sentence embeddings are made (the sentence-transformers config); null otherwise.
+nlohmann::json sentence_json(const ModelConfig& c) {
+    if (c.architecture != "bert") return nullptr;
+    return {{"pooling", c.sentence.pooling},
+            {"normalize", c.sentence.normalize},
+            {"max_seq_length", c.sentence.max_seq_length > 0 ? c.sentence.max_seq_length : c.max_positions},
+            {"lowercase", c.sentence.lowercase},
+            {"source", c.sentence.source},
+            {"mlm_head", c.mlm_head}};
+}
+
 int run(const std::vector<std::string>& args) {
     ArgParser p("inspect", {}, {"--json"});
     p.parse(args);
@@ -66,7 +77,8 @@ int run(const std::vector<std::string>& args) {
                                   {"parameter_count", s.parameter_count},
                                   {"parameter_bytes", s.parameter_bytes},
                                   {"layers", layers},
-                                  {"parameters", params}};
+                                  {"parameters", params},
+                                  {"sentence_embedding", sentence_json(s.config)}};
         if (s.is_gguf) {
             nlohmann::json tensors = nlohmann::json::array();
             for (const auto& t : s.gguf.tensors)
@@ -96,6 +108,11 @@ int run(const std::vector<std::string>& args) {
                     (long long)c.head_dim, (long long)c.intermediate_size, (long long)c.vocab_size,
                     (long long)c.max_positions);
     }
+    if (c.architecture == "bert")
+        std::printf("embedding      %s pooling%s, sentences of at most %lld tokens (%s)\n", c.sentence.pooling_name().c_str(),
+                    c.sentence.normalize ? ", L2-normalised" : "",
+                    (long long)(c.sentence.max_seq_length > 0 ? c.sentence.max_seq_length : c.max_positions),
+                    c.sentence.source.c_str());
     std::printf("parameters     %lld (%.2f MB as held)\n\n", (long long)s.parameter_count, s.parameter_bytes / 1e6);
     if (s.is_gguf) {
         std::printf("gguf           version %u, file type %s, tokenizer %s, %zu tensors\n", s.gguf.version,

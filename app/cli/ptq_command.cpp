@@ -24,13 +24,15 @@ std::string usage() {
     for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
     return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
            "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32] [--eval-data E]\n"
-           "    [--imatrix F]\n\n"
+           "    [--imatrix F] [--eval-pairs P]\n\n"
            "MODEL: an HF model folder, or 'demo'. R: a preset (" + presets + ") or a recipe JSON file (docs/RECIPES.md).\n"
            "D: calibration data (docs/DATA.md; the training split of synthetic tasks), e.g. synthetic:arith.\n"
            "DIR receives the quantized checkpoint (reloadable by eval, inspect, ptq ...) with ptq_report.json and\n"
            "ptq_report.csv. --project records the run, its per-layer metrics and the checkpoint in a project file.\n"
            "--eval-data E (needs --out) then evaluates the quantized model against MODEL on E's validation split and\n"
-           "records eval/loss, eval/ppl, eval/exact_match, eval/kl ... at step 0, as the GUI's PTQ runs do.\n"
+           "records eval/loss, eval/ppl, eval/exact_match, eval/kl ... at step 0, as the GUI's PTQ runs do; for a sentence\n"
+           "encoder eval/cosine_mean, eval/cosine_p5, eval/cosine_min, and with --eval-pairs P (a pairs file)\n"
+           "eval/spearman and eval/teacher_spearman.\n"
            "--imatrix F: an importance matrix (quantlab-cli imatrix, llama-imatrix) for weight calibrator imatrix_mse\n"
            "(replaces the recipe's \"imatrix\").\n"
            "Ctrl-C cancels (exit code 130) and leaves no partial output.";
@@ -62,7 +64,7 @@ void print_text(const PtqSummary& s) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
-                        "--eval-data", "--imatrix"},
+                        "--eval-data", "--imatrix", "--eval-pairs"},
                 {"--json", "--force"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
@@ -81,6 +83,8 @@ int run(const std::vector<std::string>& args) {
     req.imatrix = p.value("--imatrix").value_or("");
     const std::optional<std::string> eval_data = p.value("--eval-data");
     if (eval_data && req.out_dir.empty()) throw UserError("ptq: --eval-data needs --out (the checkpoint to evaluate)");
+    const std::string eval_pairs = p.value("--eval-pairs").value_or("");
+    if (!eval_pairs.empty() && !eval_data) throw UserError("ptq: --eval-pairs goes with --eval-data");
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
@@ -104,6 +108,7 @@ int run(const std::vector<std::string>& args) {
             e.split = "validation";
             e.seed = req.seed;
             e.token_dtype = req.token_dtype;
+            e.pairs = eval_pairs;
             report_eval_metrics(sink, 0, run_eval(e, sink, cancel));
         }
     });

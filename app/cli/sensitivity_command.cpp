@@ -2,6 +2,7 @@
 // quantlab-cli sensitivity MODEL --recipe R[,R2...] --calib D [--data E] [--bits B --out-recipe F]:
 // per-layer sensitivity (loss change and KL when only that layer is quantized) and, with --bits,
 // an automatic mixed-precision recipe under a bits-per-weight budget (docs/CLI.md).
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -16,11 +17,20 @@
 namespace ql::cli {
 namespace {
 
+// NaN (a metric that does not apply: KL for an encoder, cosine loss for a language model) -> null.
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json finite_or_null(const std::vector<double>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (double x : v) a.push_back(finite_or_null(x));
+    return a;
+}
+
 const char* kUsage =
     "quantlab-cli sensitivity MODEL --recipe R[,R2,...] --calib D [--data E] [--samples N] [--eval-samples N]\n"
     "    [--seed S] [--bits B --out-recipe F.json] [--json]\n\n"
     "Quantizes one layer at a time (every other layer in full precision) with each recipe and measures the\n"
-    "loss change and KL(FP || quantized) on held-out data E (default: the validation split of D).\n"
+    "loss change and KL(FP || quantized) on held-out data E (default: the validation split of D); for a sentence\n"
+    "encoder the cosine loss 1 - cos(FP, quantized) of the sentence embeddings instead (D, E: one sentence per line).\n"
     "--bits B searches one recipe per layer (or none = BF16) minimising the summed KL with at most B bits per\n"
     "weight of those layers (scales included), writes it to F.json (use it with 'quantlab-cli ptq --recipe F.json')\n"
     "and measures the mixed model.";
@@ -52,35 +62,49 @@ int run(const std::vector<std::string>& args) {
     if (p.has("--json")) {
         nlohmann::json layers = nlohmann::json::array();
         for (const SensitivityRow& row : r.layers)
-            layers.push_back({{"layer", row.layer}, {"parameters", row.parameters}, {"kl", row.kl},
-                              {"loss_delta", row.loss_delta}, {"weight_bits", row.weight_bits}, {"chosen", row.chosen}});
-        nlohmann::json j = {{"recipes", r.recipes}, {"fp_loss", r.fp_loss}, {"all_quantized_loss", r.all_quantized_loss},
-                            {"all_quantized_kl", r.all_quantized_kl}, {"bits_per_weight", r.bits_per_weight},
-                            {"layers", layers}, {"seconds", r.seconds}};
+            layers.push_back({{"layer", row.layer}, {"parameters", row.parameters}, {"kl", finite_or_null(row.kl)},
+                              {"loss_delta", finite_or_null(row.loss_delta)}, {"cosine_loss", finite_or_null(row.cosine_loss)},
+                              {"weight_bits", row.weight_bits}, {"chosen", row.chosen}});
+        nlohmann::json j = {{"recipes", r.recipes}, {"metric", r.metric}, {"fp_loss", finite_or_null(r.fp_loss)},
+                            {"all_quantized_loss", finite_or_null(r.all_quantized_loss)},
+                            {"all_quantized_kl", finite_or_null(r.all_quantized_kl)},
+                            {"all_quantized_cosine_loss", finite_or_null(r.all_quantized_cosine_loss)},
+                            {"bits_per_weight", r.bits_per_weight}, {"layers", layers}, {"seconds", r.seconds}};
         if (req.bits_budget > 0)
             j["mixed"] = {{"bits_per_weight", r.mixed_bits_per_weight}, {"predicted_kl", r.mixed_predicted_kl},
-                          {"loss", r.mixed_loss}, {"kl", r.mixed_kl}, {"recipe", *p.value("--out-recipe")}};
+                          {"loss", finite_or_null(r.mixed_loss)}, {"kl", finite_or_null(r.mixed_kl)},
+                          {"cosine_loss", finite_or_null(r.mixed_cosine_loss)}, {"recipe", *p.value("--out-recipe")}};
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("FP loss %.5f\n\n%-40s", r.fp_loss, "layer");
-    for (const std::string& n : r.recipes) std::printf(" %18s", (n + " KL").c_str());
+    const bool encoder = r.metric == "cosine_loss";
+    if (encoder) std::printf("sentence encoder: cost = cosine loss 1 - cos(FP, quantized) of the embeddings\n\n%-40s", "layer");
+    else std::printf("FP loss %.5f\n\n%-40s", r.fp_loss, "layer");
+    for (const std::string& n : r.recipes) std::printf(" %18s", (n + (encoder ? " 1-cos" : " KL")).c_str());
     if (req.bits_budget > 0) std::printf("  chosen");
     std::printf("\n");
     for (const SensitivityRow& row : r.layers) {
         std::printf("%-40s", row.layer.c_str());
-        for (double kl : row.kl) std::printf(" %18.3e", kl);
+        for (double v : encoder ? row.cosine_loss : row.kl) std::printf(" %18.3e", v);
         if (req.bits_budget > 0) std::printf("  %s", row.chosen.c_str());
         std::printf("\n");
     }
-    std::printf("\n%-40s", "all layers quantized: loss");
-    for (double v : r.all_quantized_loss) std::printf(" %18.5f", v);
-    std::printf("\n%-40s", "all layers quantized: KL");
-    for (double v : r.all_quantized_kl) std::printf(" %18.3e", v);
+    if (encoder) {
+        std::printf("\n%-40s", "all layers quantized: 1 - cos");
+        for (double v : r.all_quantized_cosine_loss) std::printf(" %18.3e", v);
+    } else {
+        std::printf("\n%-40s", "all layers quantized: loss");
+        for (double v : r.all_quantized_loss) std::printf(" %18.5f", v);
+        std::printf("\n%-40s", "all layers quantized: KL");
+        for (double v : r.all_quantized_kl) std::printf(" %18.3e", v);
+    }
     std::printf("\n%-40s", "bits per weight");
     for (double v : r.bits_per_weight) std::printf(" %18.3f", v);
     std::printf("\n");
-    if (req.bits_budget > 0)
+    if (req.bits_budget > 0 && encoder)
+        std::printf("\nmixed precision: %.3f bits per weight, predicted 1 - cos %.3e, measured %.3e -> %s\n",
+                    r.mixed_bits_per_weight, r.mixed_predicted_kl, r.mixed_cosine_loss, p.value("--out-recipe")->c_str());
+    else if (req.bits_budget > 0)
         std::printf("\nmixed precision: %.3f bits per weight, predicted KL %.3e, measured KL %.3e, loss %.5f -> %s\n",
                     r.mixed_bits_per_weight, r.mixed_predicted_kl, r.mixed_kl, r.mixed_loss, p.value("--out-recipe")->c_str());
     std::printf("seconds %.2f\n", r.seconds);

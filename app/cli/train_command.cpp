@@ -26,6 +26,7 @@ const char* kUsage =
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
     "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
+    "    [--encoder-loss cosine|mse] [--hidden-weight W] [--eval-pairs P]\n"
     "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
@@ -38,10 +39,16 @@ const char* kUsage =
     "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
     "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
     "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
-    "parameters of the best held-out evaluation (exact match, else accuracy, else loss).";
+    "parameters of the best held-out evaluation (exact match, else accuracy, else loss).\n"
+    "Sentence encoders (qad only; D, E: one sentence per line): the loss is --encoder-loss cosine (1 - cos, default)\n"
+    "or mse to the teacher's sentence embeddings, plus --hidden-weight W times the MSE of every layer's hidden states;\n"
+    "--eval-pairs P adds the Spearman correlation on pairs file P to every evaluation.";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
-    std::printf("%-10s loss %.5f", label, m.loss);
+    std::printf("%-10s", label);
+    if (m.tokens > 0) std::printf(" loss %.5f", m.loss);
+    if (m.cosine_mean) std::printf(" cosine to teacher %.6f (p5 %.6f, min %.6f)", *m.cosine_mean, *m.cosine_p5, *m.cosine_min);
+    if (m.spearman && std::isfinite(*m.spearman)) std::printf("  Spearman %.4f", *m.spearman);
     if (m.exact_match) std::printf("  exact match %.2f %%", 100 * *m.exact_match);
     if (m.accuracy) std::printf("  accuracy %.2f %%", 100 * *m.accuracy);
     if (m.kl) std::printf("  KL %.3e", *m.kl);
@@ -54,7 +61,8 @@ int run(const std::vector<std::string>& args) {
                 {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
-                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every"},
+                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
+                 "--encoder-loss", "--hidden-weight", "--eval-pairs"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -67,6 +75,7 @@ int run(const std::vector<std::string>& args) {
     req.data = p.required("--data");
     req.out_dir = p.required("--out");
     req.eval_data = p.value("--eval-data").value_or("");
+    req.eval_pairs = p.value("--eval-pairs").value_or("");
     req.teacher = p.value("--teacher").value_or("");
     req.calibration = p.value("--calib").value_or("");
     req.resume = p.has("--resume");
@@ -103,6 +112,12 @@ int run(const std::vector<std::string>& args) {
     if (positions != "all" && positions != "scored")
         throw UserError("train: --distill-positions is all or scored, got '" + positions + "'");
     req.distill_all_positions = positions == "all";
+    req.encoder_loss = p.value("--encoder-loss").value_or(req.encoder_loss);
+    if (req.encoder_loss != "cosine" && req.encoder_loss != "mse")
+        throw UserError("train: --encoder-loss is cosine or mse, got '" + req.encoder_loss + "'");
+    req.hidden_weight = p.number("--hidden-weight", 0.0);
+    if (!(req.hidden_weight >= 0) || !std::isfinite(req.hidden_weight))
+        throw UserError("train: --hidden-weight must be a number >= 0");
     req.seed = p.seed();
 
     CancellationToken cancel;

@@ -53,7 +53,15 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshotSize(QStringLiteral("screenshot-size"),
                                             QStringLiteral("With --screenshot-dir: the window size (default 1600x1000)."),
                                             QStringLiteral("WxH"));
-    parser.addOptions({screenshotDir, screenshotFormats, screenshotSize, screenshotOnly, theme, format});
+    const QCommandLineOption screenshotSentences(
+        QStringLiteral("screenshot-sentences"),
+        QStringLiteral("With --screenshot-dir: render docs/TUTORIAL.md's encoder tour instead, calibrating on this text "
+                       "file (one sentence per line; scripts/tutorial-screenshots)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption screenshotPairs(QStringLiteral("screenshot-pairs"),
+                                             QStringLiteral("With --screenshot-sentences: the eval pairs file."),
+                                             QStringLiteral("FILE"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -103,7 +111,9 @@ int main(int argc, char** argv) {
         }
         window.resize(size);
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
-        if (parser.isSet(screenshotFormats))
+        if (parser.isSet(screenshotSentences))
+            runner.setShots(ql::ScreenshotRunner::encoderShots(parser.value(screenshotSentences), parser.value(screenshotPairs)));
+        else if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
         if (parser.isSet(screenshotOnly)) {
             const QStringList names = parser.value(screenshotOnly).split(QLatin1Char(','), Qt::SkipEmptyParts);

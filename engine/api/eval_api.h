@@ -17,13 +17,17 @@ namespace ql {
 struct EvalRequest {
     std::string model;            // HF folder, or "demo" (the cached built-in demo)
     std::string teacher;          // optional, same vocabulary / classes
-    std::string data;             // path or built-in spec (docs/DATA.md)
+    std::string data;             // path or built-in spec (docs/DATA.md); encoders: sentences,
+                                  // one per line, or a pairs file (sentence1<TAB>sentence2<TAB>score)
     std::string split;            // "", "train", "validation", "all" ("" = the data's default)
     int64_t samples = 0;          // 0 = the data's default
     uint64_t seed = 0;            // synthetic data
     int64_t sequence_length = 0;  // 0 = default
     int64_t batch_size = 0;       // 0 = about 8192 tokens per batch
     std::string token_dtype;      // raw .bin token files: "uint16" | "uint32" | "" (infer)
+    // Encoders: a pairs file whose Spearman correlations (model, teacher) are reported besides
+    // the metrics on `data` ("" = none; `data` may itself be a pairs file).
+    std::string pairs;
 };
 
 // Loads the model(s) and data, evaluates, reports progress ("load", "eval") through the sink and
@@ -31,7 +35,8 @@ struct EvalRequest {
 EvalReport run_eval(const EvalRequest& request, JobSink& sink, const CancellationToken& cancel);
 
 // Reports `report` as metric points at `step`: eval/loss, eval/ppl, eval/exact_match,
-// eval/accuracy, eval/kl, eval/agreement (those that apply) and eval/exact_match/<domain>.
+// eval/accuracy, eval/kl, eval/agreement, eval/cosine_mean, eval/cosine_p5, eval/cosine_min,
+// eval/spearman, eval/teacher_spearman (those that apply) and eval/exact_match/<domain>.
 void report_eval_metrics(JobSink& sink, int64_t step, const EvalReport& report);
 
 // Parses "train" / "validation" / "val" / "all"; UserError otherwise.

@@ -22,8 +22,14 @@ nlohmann::json eval_metrics_json(const EvalMetrics& m) {
             {"kl", finite_or_null(m.kl)},
             {"agreement", finite_or_null(m.agreement)},
             {"divergence", m.token_divergence ? token_divergence_json(*m.token_divergence) : nlohmann::json(nullptr)},
+            {"cosine_mean", finite_or_null(m.cosine_mean)},
+            {"cosine_p5", finite_or_null(m.cosine_p5)},
+            {"cosine_min", finite_or_null(m.cosine_min)},
+            {"spearman", finite_or_null(m.spearman)},
+            {"teacher_spearman", finite_or_null(m.teacher_spearman)},
             {"tokens", m.tokens},
-            {"examples", m.examples}};
+            {"examples", m.examples},
+            {"pairs", m.pairs}};
 }
 
 nlohmann::json eval_report_json(const EvalReport& r) {
@@ -31,6 +37,7 @@ nlohmann::json eval_report_json(const EvalReport& r) {
     nlohmann::json domains = nlohmann::json::object();
     for (const auto& [name, m] : r.domains) domains[name] = eval_metrics_json(m);
     j["domains"] = domains;
+    j["pooling"] = r.pooling.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.pooling);
     return j;
 }
 

@@ -63,6 +63,8 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
         report.recipes.push_back(r.name);
         report.all_quantized_loss.push_back(measured.back().result.all_quantized_loss);
         report.all_quantized_kl.push_back(measured.back().result.all_quantized_kl);
+        report.all_quantized_cosine_loss.push_back(measured.back().result.all_quantized_cosine_loss);
+        if (measured.back().result.encoder) report.metric = "cosine_loss";
         report.bits_per_weight.push_back(measured.back().bits_per_weight);
         report.fp_loss = measured.back().result.fp_loss;
     }
@@ -73,14 +75,16 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
         row.layer = l.layer;
         row.parameters = l.parameters;
         for (const Measured& m : measured) {
-            double kl = -1, loss = 0, bits = 16.0 * static_cast<double>(l.parameters);
+            double kl = -1, loss = 0, cosine = -1, bits = 16.0 * static_cast<double>(l.parameters);
             for (const LayerSensitivity& o : m.result.layers)
                 if (o.layer == l.layer) {
                     kl = o.kl;
                     loss = o.loss_delta;
+                    cosine = o.cosine_loss;
                     bits = o.weight_bits;
                 }
             row.kl.push_back(kl);
+            row.cosine_loss.push_back(cosine);
             row.loss_delta.push_back(loss);
             row.weight_bits.push_back(bits);
         }
@@ -101,6 +105,7 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
         const SensitivityResult r = measure_sensitivity(q, eval, o.batch_size, sink, cancel);
         report.mixed_loss = r.all_quantized_loss;
         report.mixed_kl = r.all_quantized_kl;
+        report.mixed_cosine_loss = r.all_quantized_cosine_loss;
     }
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return report;

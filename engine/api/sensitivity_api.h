@@ -25,18 +25,22 @@ struct SensitivityRequest {
 struct SensitivityRow {
     std::string layer;
     int64_t parameters = 0;
-    std::vector<double> kl, loss_delta, weight_bits;  // one per recipe, in request order
+    std::vector<double> kl, loss_delta, weight_bits;  // one per recipe, in request order (NaN: encoders)
+    std::vector<double> cosine_loss;                   // encoders: 1 - cos of the embeddings (NaN: token models)
     std::string chosen;                                // the search's choice ("none" = BF16), if searched
 };
 
 struct SensitivityReport {
     std::vector<std::string> recipes;           // names
+    // "kl" (token models) or "cosine_loss" (sentence encoders): the cost the search minimises.
+    std::string metric = "kl";
     double fp_loss = 0;
     std::vector<double> all_quantized_loss, all_quantized_kl, bits_per_weight;  // per recipe
+    std::vector<double> all_quantized_cosine_loss;                               // per recipe (encoders)
     std::vector<SensitivityRow> layers;
     // The search (bits_budget > 0):
     std::string mixed_recipe_json;
-    double mixed_bits_per_weight = 0, mixed_predicted_kl = 0, mixed_loss = 0, mixed_kl = 0;
+    double mixed_bits_per_weight = 0, mixed_predicted_kl = 0, mixed_loss = 0, mixed_kl = 0, mixed_cosine_loss = 0;
     double seconds = 0;
 };
 

@@ -9,7 +9,8 @@
 #include "engine/core/errors.h"
 #include "engine/api/eval_json.h"
 #include "engine/loading/model_source.h"
-#include "engine/eval/evaluator.h"
+#include "engine/data/sentence_data.h"
+#include "engine/eval/encoder_evaluator.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
@@ -118,6 +119,13 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     eo.seed = req.seed;
     eo.sequence_length = req.sequence_length;
     const Dataset eval_data = load_dataset(req.eval_data.empty() ? req.data : req.eval_data, eo, student.data);
+    std::optional<Dataset> eval_pairs;
+    if (!req.eval_pairs.empty()) {
+        if (!student.model->is_encoder()) throw UserError("train: --eval-pairs applies to sentence encoders");
+        if (!is_pairs_file(req.eval_pairs))
+            throw UserError(req.eval_pairs + ": not a pairs file (lines sentence1<TAB>sentence2<TAB>score)");
+        eval_pairs = load_dataset(req.eval_pairs, DataOptions{}, student.data);
+    }
     std::optional<Dataset> calibration;
     if (recipe) {
         DataOptions co;
@@ -142,9 +150,20 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     report.mode = req.mode;
     report.model_path = student.path;
     EvalOptions eval_options;
+    eval_options.mask_token_id = student.mask_token_id;
+    eval_options.seed = req.seed;
     NullJobSink quiet;
-    report.teacher = evaluate(*teacher.model, nullptr, eval_data, eval_options, quiet, cancel);
-    report.before = evaluate(*student.model, teacher.model.get(), eval_data, eval_options, quiet, cancel);
+    EvalOptions pair_options = eval_options;
+    pair_options.encoder_needs_reference = false;
+    // The model on the eval data, plus the Spearman correlations on the pairs file if any.
+    auto evaluate_all = [&](Model& m, Model* t, const CancellationToken& c) {
+        EvalReport r = evaluate(m, t, eval_data, t ? eval_options : pair_options, quiet, c);
+        if (eval_pairs) add_pair_metrics(r, evaluate(m, t, *eval_pairs, pair_options, quiet, c));
+        return r;
+    };
+    // The teacher alone: an encoder has no reference for itself (only its pairs Spearman, if any).
+    report.teacher = evaluate_all(*teacher.model, nullptr, cancel);
+    report.before = evaluate_all(*student.model, teacher.model.get(), cancel);
     report_eval_metrics(sink, 0, report.before);
 
     QuantTrainingConfig config;
@@ -165,6 +184,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.temperature = req.temperature;
     config.ce_weight = req.ce_weight;
     config.distill_all_positions = req.distill_all_positions;
+    config.encoder_loss = req.encoder_loss;
+    config.hidden_weight = req.hidden_weight;
     config.learned_scales = req.learned_scales;
     config.clip_gradient = req.clip_gradient;
     config.eval_every = req.eval_every;
@@ -189,9 +210,15 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
                                          {"distill_all_positions", req.distill_all_positions}, {"lsq", req.learned_scales},
                                          {"seed", req.seed}, {"seq_len", req.sequence_length}})
                              .dump();
+    if (student.model->is_encoder()) {  // only there, so that existing decoder checkpoints still resume
+        nlohmann::json j = nlohmann::json::parse(config.config_json);
+        j["encoder_loss"] = req.encoder_loss;
+        j["hidden_weight"] = req.hidden_weight;
+        config.config_json = j.dump();
+    }
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {
-        report.after = evaluate(*student.model, teacher_model, eval_data, eval_options, quiet, c);
+        report.after = evaluate_all(*student.model, teacher_model, c);
         report_eval_metrics(s, step, report.after);
     };
     const QuantTrainingResult r = train_quantized(*q, req.mode == "qad" ? teacher_model : nullptr, batches, config,

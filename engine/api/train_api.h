@@ -19,6 +19,7 @@ struct TrainRequest {
     std::string recipe;              // required for an FP model (PTQ-calibrated first); "" for a checkpoint
     std::string data;                // training data (docs/DATA.md), e.g. synthetic:arith:+
     std::string eval_data;           // held-out data ("" = the training spec's validation split)
+    std::string eval_pairs;          // sentence encoders: a pairs file for eval/spearman ("" = none)
     std::string teacher;             // "" = the model itself in full precision
     std::string calibration;         // PTQ calibration data ("" = `data`)
     std::string out_dir;             // DIR/model (quantized checkpoint), DIR/checkpoint, DIR/train_report.json
@@ -46,6 +47,8 @@ struct TrainRequest {
     double temperature = 1.0;
     double ce_weight = 0.0;          // QAD: share of the task loss
     bool distill_all_positions = true;  // QAD: every position (false: only scored ones, e.g. answers)
+    std::string encoder_loss = "cosine";  // sentence encoders (QAD): cosine | mse to the teacher's embeddings
+    double hidden_weight = 0.0;      // sentence encoders: weight of the hidden-state MSE
     bool clip_gradient = false;      // STE: zero gradient outside the clip range
     bool learned_scales = false;     // LSQ step sizes for symmetric integer weights
     uint64_t seed = 0;

@@ -2,6 +2,7 @@
 // One calibration pass: every example of a data set through the model in batches, under
 // inference mode, outputs dropped -- what layer observers (LayerQuantizer::set_input_observer)
 // see is the point. Reports progress(done examples, total, phase) and checks `cancel` per batch.
+// Sentence data (attention_mask) run without padding: batches of sentences of one length.
 #pragma once
 
 #include <string>

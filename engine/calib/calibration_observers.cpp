@@ -10,7 +10,10 @@ namespace ql {
 CalibrationObservers::CalibrationObservers(QuantizedModel& q, const std::set<std::string>& layers,
                                            InputStatisticsOptions options, const Dataset& data, bool histograms)
     : quantized_(q) {
-    const int64_t rows = data.kind == Dataset::Kind::Images ? data.size() : data.inputs.numel();
+    // Input rows the layers will see: images, tokens, or the real tokens of padded sentences.
+    const int64_t rows = data.kind == Dataset::Kind::Images ? data.size()
+                         : data.attention_mask.defined()   ? data.attention_mask.ne(0).sum().item<int64_t>()
+                                                           : data.inputs.numel();
     for (const auto& l : q.layers()) {
         if (!layers.count(l->name())) continue;
         InputStatisticsOptions o = options;

@@ -23,8 +23,17 @@ struct EvalMetrics {
     std::optional<double> agreement;     // 0-1, student top-1 == teacher top-1 per scored position
     // With a teacher on token data: llama.cpp's per-token KL statistics (divergence_report.h).
     std::optional<TokenDivergenceSummary> token_divergence;
-    int64_t tokens = 0;                  // scored positions (images for classifiers)
-    int64_t examples = 0;                // sequences / images
+    // Encoders (sentence embeddings, docs/DATA.md "Encoder metrics"). With a teacher: cosine
+    // similarity of every sentence's embedding to the teacher's (mean, 5th percentile, minimum).
+    std::optional<double> cosine_mean, cosine_p5, cosine_min;
+    // With a pairs file: Spearman rank correlation of the cosine similarity of each pair's two
+    // embeddings with the pair's score, for the model and (with a teacher) the teacher.
+    std::optional<double> spearman, teacher_spearman;
+    int64_t tokens = 0;                  // scored positions (images for classifiers; masked
+                                         // tokens for masked-LM encoders; 0 = no loss: an
+                                         // encoder without an MLM head)
+    int64_t examples = 0;                // sequences / images / sentences
+    int64_t pairs = 0;                   // sentence pairs (pairs files)
 };
 
 struct EvalReport {
@@ -33,6 +42,7 @@ struct EvalReport {
     std::vector<std::pair<std::string, EvalMetrics>> domains;
     std::string model_path;  // resolved folder
     std::string split;       // the split used
+    std::string pooling;     // encoders: the sentence embedding ("mean, normalized"); "" otherwise
     double seconds = 0;      // wall time of the evaluation (loading excluded)
 };
 

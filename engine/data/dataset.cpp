@@ -10,6 +10,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/nd_array.h"
 #include "engine/data/idx_file.h"
+#include "engine/data/sentence_data.h"
 #include "engine/data/text_corpus.h"
 #include "engine/data/token_file.h"
 
@@ -85,6 +86,38 @@ Dataset load_images(const std::string& path, DataSplit split) {
     return d;
 }
 
+// Encoders: one sentence per non-blank line, or a pairs file (always whole: it is an evaluation
+// set, its split and sample options do not apply).
+Dataset load_sentences(const std::string& spec, const DataOptions& options, const DataContext& context) {
+    const int64_t length = options.sequence_length > 0 ? options.sequence_length : context.sentence_length;
+    if (length < 2)
+        throw UserError("data '" + spec + "': sentences need at least 2 tokens ([CLS] and [SEP]), got a length of " +
+                        std::to_string(length));
+    if (is_pairs_file(spec)) {
+        const std::vector<SentencePair> pairs = read_sentence_pairs(spec);
+        std::vector<std::string> sentences;
+        std::vector<double> scores;
+        for (const SentencePair& p : pairs) {
+            sentences.push_back(p.first);
+            sentences.push_back(p.second);
+            scores.push_back(p.score);
+        }
+        Dataset d = make_sentence_dataset(sentences, context.encode_sentence, length, context.pad_id, spec);
+        d.pair_scores = std::move(scores);
+        return d;
+    }
+    const std::vector<SentenceLine> lines = read_sentence_lines(spec, /*keep_blank=*/false);
+    if (lines.empty()) throw UserError(spec + ": no sentences (every line is blank)");
+    const DataSplit split = options.split.value_or(DataSplit::All);
+    auto [begin, end] = split_range(static_cast<int64_t>(lines.size()), split, spec);
+    if (options.samples > 0) end = std::min(end, begin + options.samples);
+    std::vector<std::string> sentences;
+    for (int64_t i = begin; i < end; ++i) sentences.push_back(lines[static_cast<size_t>(i)].text);
+    Dataset d = make_sentence_dataset(sentences, context.encode_sentence, length, context.pad_id, spec);
+    d.split = split;
+    return d;
+}
+
 }  // namespace
 
 Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, DataSplit split, uint64_t seed,
@@ -157,6 +190,20 @@ Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count) {
     s.inputs = d.inputs.slice(0, start, end);
     s.targets = d.targets.slice(0, start, end);
     if (d.domains.defined()) s.domains = d.domains.slice(0, start, end);
+    if (d.attention_mask.defined()) s.attention_mask = d.attention_mask.slice(0, start, end);
+    s.pair_scores.clear();
+    return trim_padding(s);
+}
+
+Dataset trim_padding(const Dataset& d) {
+    if (!d.attention_mask.defined() || d.size() == 0) return d;
+    const int64_t longest = d.attention_mask.ne(0).sum(1).max().item<int64_t>();
+    if (longest >= d.inputs.size(1)) return d;
+    Dataset s = d;
+    const int64_t keep = std::max<int64_t>(1, longest);
+    s.inputs = d.inputs.slice(1, 0, keep);
+    s.targets = d.targets.slice(1, 0, keep);
+    s.attention_mask = d.attention_mask.slice(1, 0, keep);
     return s;
 }
 
@@ -229,6 +276,7 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
     }
     // Text: a file or a folder of .txt files.
     if (context.vocab_size <= 0) throw UserError(spec + ": text data need a token model; " + model + " takes images");
+    if (context.encode_sentence) return load_sentences(spec, options, context);
     if (!context.encode_text)
         throw UserError(spec + ": " + model + " has no tokenizer for text data (tokenizer.json); use a pre-tokenized "
                         ".npy/.bin file");

@@ -33,12 +33,22 @@ struct Dataset {
     // True when every example has one answer (synthetic tasks except random tokens): exact match
     // is then defined (all scored positions right).
     bool has_answers = false;
+    // Sentence data (encoders, sentence_data.h): int64 [N, T], 1 = real token, 0 = padding;
+    // undefined for data without padding.
+    at::Tensor attention_mask;
+    // A pairs file: examples 2i and 2i + 1 are pair i's sentences, pair_scores[i] its score.
+    std::vector<double> pair_scores;
 
     int64_t size() const { return inputs.defined() ? inputs.size(0) : 0; }
 };
 
 // Turns text into token ids for a model; throws UserError naming `source` on failure.
 using TextEncoder = std::function<std::vector<int64_t>(const std::string& text, const std::string& source)>;
+
+// Turns one sentence into token ids with the model's special tokens, at most max_tokens of them
+// (the text's tokens are cut, the special tokens kept); UserError naming `source` on failure.
+using SentenceEncoder =
+    std::function<std::vector<int64_t>(const std::string& text, const std::string& source, int64_t max_tokens)>;
 
 // What the model that will consume the data needs.
 struct DataContext {
@@ -47,6 +57,11 @@ struct DataContext {
     TextEncoder encode_text;     // empty: text data is refused with a UserError
     int64_t eos_id = -1;         // appended after every text document when >= 0
     std::string model_name;      // for messages
+    // Encoders: text files are read as sentences, one per line (or pairs files), each encoded by
+    // encode_sentence into at most sentence_length tokens and padded with pad_id.
+    SentenceEncoder encode_sentence;
+    int64_t sentence_length = 0;
+    int64_t pad_id = 0;
 };
 
 struct DataOptions {
@@ -57,7 +72,8 @@ struct DataOptions {
     int64_t samples = 0;
     uint64_t seed = 0;             // synthetic problems and random tokens
     int64_t sequence_length = 0;   // window length T for text and token streams, random tokens
-                                   // (0 = min(max_positions, 256); random tokens min(.., 64))
+                                   // (0 = min(max_positions, 256); random tokens min(.., 64));
+                                   // sentences: tokens per sentence (0 = the encoder's length)
     std::string token_dtype;       // nanoGPT .bin files: "uint16" | "uint32" ("" = infer)
 };
 
@@ -81,7 +97,12 @@ Dataset make_random_token_dataset(int64_t vocab_size, int64_t length, DataSplit 
 Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, DataSplit split,
                             const std::string& source);
 
-// Rows [start, start + count) of a data set (a view; all fields sliced alike).
+// Rows [start, start + count) of a data set (a view; all fields sliced alike). Padded sentence
+// data lose the padding columns that no row of the slice uses. pair_scores are not sliced (a
+// slice is a batch of sentences).
 Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count);
+
+// Padded sentence data without the trailing columns that no row uses (a view); other data as is.
+Dataset trim_padding(const Dataset& d);
 
 }  // namespace ql

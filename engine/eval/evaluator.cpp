@@ -11,6 +11,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/nd_array.h"
 #include "engine/diagnosis/token_divergence.h"
+#include "engine/eval/encoder_evaluator.h"
 #include "engine/eval/metrics.h"
 
 namespace ql {
@@ -57,8 +58,19 @@ at::Tensor model_input(const Model& model, const at::Tensor& inputs) {
     return inputs;
 }
 
+at::Tensor forward_batch(Model& model, const Dataset& batch) {
+    if (batch.attention_mask.defined()) return model.forward_padded(batch.inputs, batch.attention_mask);
+    return model.forward(model_input(model, batch.inputs));
+}
+
 EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,
                     const CancellationToken& cancel) {
+    if (model.is_encoder()) return evaluate_encoder(model, teacher, data, options, sink, cancel);
+    return evaluate_logits(model, teacher, data, options, sink, cancel);
+}
+
+EvalReport evaluate_logits(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,
+                           const CancellationToken& cancel) {
     const auto start = std::chrono::steady_clock::now();
     c10::InferenceMode inference;
     const int64_t n = data.size();
@@ -77,12 +89,14 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
     for (int64_t begin = 0; begin < n; begin += batch) {
         cancel.throw_if_cancelled();
         const Dataset b = slice_dataset(data, begin, batch);
-        const at::Tensor logits = model.forward(model_input(model, b.inputs));
+        const at::Tensor logits = forward_batch(model, b);
         const int64_t expected_dim = images ? 2 : 3;
-        if (logits.dim() != expected_dim)
-            throw UserError(data.name + ": the model gives outputs of " + std::to_string(logits.dim()) +
-                            " dimensions, not " + (images ? "class logits [batch, classes]" : "token logits [batch, positions, vocab]") +
-                            " (an encoder without a head cannot be evaluated on this data)");
+        // Logits over the classes / vocabulary, not features (an encoder's hidden states would
+        // otherwise be read as logits and the targets index past them).
+        if (logits.dim() != expected_dim || logits.size(-1) != classes)
+            throw UserError(data.name + ": the model gives outputs of shape " + shape_of(logits) + ", not " +
+                            (images ? "class logits [batch, " : "token logits [batch, positions, ") + std::to_string(classes) +
+                            "]; it cannot be scored by loss on these data");
         const at::Tensor mask = scored_mask(b.targets);
         const std::vector<double> nll = to_doubles(token_nll(logits, b.targets).sum(1));
         const std::vector<double> tokens = to_doubles(mask.sum(1));
@@ -91,7 +105,7 @@ EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const Eva
         if (data.has_answers) exact = to_doubles(exact_match(logits, b.targets));
         if (images) correct = to_doubles(logits.argmax(-1).eq(b.targets));
         if (teacher) {
-            const at::Tensor t_logits = teacher->forward(model_input(*teacher, b.inputs));
+            const at::Tensor t_logits = forward_batch(*teacher, b);
             if (t_logits.sizes() != logits.sizes())
                 throw UserError("teacher outputs " + shape_of(t_logits) + " but the model outputs " + shape_of(logits) +
                                 " for the same batch (different vocabulary or classes)");

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine/core/errors.h"
+#include "engine/models/sentence_embedding_config.h"
 #include "engine/io/atomic_file.h"
 
 namespace ql {
@@ -42,6 +43,7 @@ void ExportFolder::copy_from(const std::string& source, bool (*keep)(const std::
         if (ec) throw UserError("cannot copy " + entry.path().string() + " to " + file(name) + ": " + ec.message());
     }
     if (ec) throw UserError("cannot read " + source + ": " + ec.message());
+    copy_sentence_module_folders(source, partial_);  // sentence-transformers' 1_Pooling/ ...
 }
 
 void ExportFolder::write(const std::string& name, const std::string& contents) { write_file_atomically(file(name), contents); }

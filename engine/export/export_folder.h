@@ -24,7 +24,8 @@ public:
     // The path of `name` inside the partial folder.
     std::string file(const std::string& name) const;
     const std::string& partial_path() const { return partial_; }
-    // Copies the source folder's regular files for which keep(name) is true.
+    // Copies the source folder's regular files for which keep(name) is true, and the
+    // sentence-transformers module folders its modules.json names (1_Pooling/ ...).
     void copy_from(const std::string& source_folder, bool (*keep)(const std::string& name));
     void write(const std::string& name, const std::string& contents);  // atomically
     // Renames into place; returns the final file paths (sorted) and their total size in bytes.

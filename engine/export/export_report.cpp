@@ -119,7 +119,11 @@ std::string report_html(const ReportInputs& in, const std::vector<ExportSeries>&
       << "</td></tr>\n<tr><th>architecture</th><td>" << esc(c.architecture) << "</td></tr>\n<tr><th>parameters</th><td>"
       << size.parameters << "</td></tr>\n<tr><th>quantized parameters</th><td>" << size.quantized_parameters
       << "</td></tr>\n<tr><th>bits per parameter</th><td>" << num(size.bits_per_parameter())
-      << "</td></tr>\n<tr><th>size (MiB, scales included)</th><td>" << num(size.bytes() / 1048576.0) << "</td></tr>\n</table>\n";
+      << "</td></tr>\n<tr><th>size (MiB, scales included)</th><td>" << num(size.bytes() / 1048576.0) << "</td></tr>\n";
+    if (q.model().is_encoder())  // what its eval/cosine_* and eval/spearman metrics compare
+        h << "<tr><th>sentence embedding</th><td>" << esc(c.sentence.pooling_name()) << " pooling"
+          << (c.sentence.normalize ? ", L2-normalised" : "") << " (" << esc(c.sentence.source) << ")</td></tr>\n";
+    h << "</table>\n";
 
     h << "<h2>Recipe</h2>\n<p>" << esc(q.recipe().name) << " &mdash; " << esc(q.recipe().description) << "</p>\n<pre>"
       << esc(recipe_to_json(q.recipe())) << "</pre>\n";

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "engine/export/hf_modelopt_checkpoint.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/text/tokenizer.h"
+#include "engine/text/unicode_text.h"
 
 namespace ql {
 
@@ -43,6 +45,16 @@ TextEncoder tokenizer_encoder(std::shared_ptr<Tokenizer> tokenizer) {
         const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
         return std::vector<int64_t>(ids.begin(), ids.end());
     };
+}
+
+// sentence_bert_config.json do_lower_case: sentence-transformers lower-cases the text (Python's
+// str.lower; Rust's to_lowercase here, the same outside final-sigma contexts) before tokenizing.
+std::string lowercase_text(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    size_t i = 0;
+    while (i < s.size()) text::append_lowercase(out, text::next_code_point(s, i));
+    return out;
 }
 
 }  // namespace
@@ -84,6 +96,21 @@ OpenedModel open_model(const std::string& model) {
         m.data.encode_text = tokenizer_encoder(tokenizer);
         // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
         if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
+        if (m.model->is_encoder()) {
+            // Sentences: [CLS] text [SEP], at most the sentence length of the sentence-transformers config.
+            const SentenceEmbeddingConfig& st = c.sentence;
+            m.data.sentence_length = st.max_seq_length > 0 ? std::min(st.max_seq_length, c.max_positions) : c.max_positions;
+            m.data.pad_id = tokenizer->special_ids().pad.value_or(0);
+            const bool lower = st.lowercase;
+            m.data.encode_sentence = [tokenizer, lower](const std::string& text, const std::string& source, int64_t max_tokens) {
+                const std::string valid = text::valid_utf8_prefix(text) == text.size() ? text : text::utf8_lossy(text);
+                const std::vector<int32_t> ids =
+                    tokenizer->encode_truncated(lower ? lowercase_text(valid) : valid, static_cast<size_t>(max_tokens));
+                if (ids.empty()) throw UserError(source + ": the tokenizer gives no tokens for a sentence");
+                return std::vector<int64_t>(ids.begin(), ids.end());
+            };
+            m.mask_token_id = tokenizer->special_ids().mask.value_or(-1);
+        }
     }
     return m;
 }

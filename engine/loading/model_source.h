@@ -20,7 +20,8 @@ struct OpenedModel {
     std::string path;       // the folder (or the .gguf file)
     bool is_demo = false;   // the built-in demo (quantlab.json says so): character vocabulary
     DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab; else
-                            // tokenizer.json when the folder has one)
+                            // tokenizer.json when the folder has one); encoders: sentences
+    int64_t mask_token_id = -1;  // encoders: the tokenizer's [MASK] (masked-LM evaluation), -1 = none
     // A QuantLab quantized checkpoint (quantized_checkpoint.h): its quantizers, installed into
     // `model` (declared after it, so destroyed first). Null for FP models.
     std::unique_ptr<QuantizedModel> quantization;

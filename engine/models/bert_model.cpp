@@ -34,6 +34,11 @@ BertModel::BertModel(ModelConfig config) : Model(std::move(config)), blocks_(sta
         residual_.add_stage({ResidualStage::Part::Attention, i, p.substr(0, p.size() - 1), {p + "attention.self.query", p + "attention.self.key", p + "attention.self.value", p + "attention.output.dense"}});
         residual_.add_stage({ResidualStage::Part::Mlp, i, p.substr(0, p.size() - 1), {p + "intermediate.dense", p + "output.dense"}});
     }
+    if (c.mlm_head) {
+        add_linear(mlm_transform_, "cls.predictions.transform.dense", h, h, true);
+        add_norm(mlm_norm_, "cls.predictions.transform.LayerNorm", h, true);
+        add_tied_linear(mlm_decoder_, "cls.predictions.decoder", word_embeddings_, "cls.predictions.bias");
+    }
 }
 
 std::string BertModel::canonical_name(const std::string& n) const {
@@ -41,13 +46,29 @@ std::string BertModel::canonical_name(const std::string& n) const {
 }
 
 bool BertModel::ignorable(const std::string& n) const {
-    return n == "embeddings.position_ids" || n.rfind("pooler.", 0) == 0 || n.rfind("cls.", 0) == 0 ||
+    // With an MLM head: the decoder's weight and bias are the word embeddings and
+    // cls.predictions.bias (tied, as transformers ties them); the NSP head is not used.
+    const bool head_part = config_.mlm_head ? n.rfind("cls.predictions.decoder.", 0) == 0 || n.rfind("cls.seq_relationship.", 0) == 0
+                                            : n.rfind("cls.", 0) == 0;
+    return n == "embeddings.position_ids" || n.rfind("pooler.", 0) == 0 || head_part ||
            n.rfind("classifier.", 0) == 0 || Model::ignorable(n);
 }
 
-at::Tensor BertModel::forward(const at::Tensor& ids) { return encode(ids, at::Tensor(), at::Tensor()); }
+at::Tensor BertModel::forward(const at::Tensor& ids) { return forward_padded(ids, at::Tensor()); }
 
-at::Tensor BertModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask, const at::Tensor& token_types) {
+at::Tensor BertModel::forward_padded(const at::Tensor& ids, const at::Tensor& attention_mask) {
+    const at::Tensor hidden = encode(ids, attention_mask, at::Tensor());
+    return config_.mlm_head ? mlm_logits(hidden) : hidden;
+}
+
+at::Tensor BertModel::mlm_logits(const at::Tensor& hidden) {
+    if (!config_.mlm_head) throw UserError((config_.name.empty() ? config_.model_type : config_.name) + ": the model has no MLM head");
+    const at::Tensor x = layer_norm(activate(mlm_transform_.forward(hidden), config_.activation), mlm_norm_, config_.norm_eps);
+    return mlm_decoder_.forward(x);
+}
+
+at::Tensor BertModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask, const at::Tensor& token_types,
+                            std::vector<at::Tensor>* layer_outputs) {
     const ModelConfig& c = config_;
     const std::string what = c.name.empty() ? c.model_type : c.name;
     check_token_ids(ids, c.vocab_size, c.max_positions, what);
@@ -77,6 +98,7 @@ at::Tensor BertModel::encode(const at::Tensor& ids, const at::Tensor& attention_
         const at::Tensor a = residual_.pass(++stage, layer_norm(b.attention_output.forward(context) + x, b.attention_norm, c.norm_eps));
         const at::Tensor i = activate(b.intermediate.forward(a), c.activation);
         x = residual_.pass(++stage, layer_norm(b.output.forward(i) + a, b.output_norm, c.norm_eps));
+        if (layer_outputs) layer_outputs->push_back(x);
     }
     return x;
 }

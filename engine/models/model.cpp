@@ -111,9 +111,11 @@ void Model::add_linear(LinearLayer& layer, const std::string& name, int64_t in, 
     layers_.push_back(&layer);
 }
 
-void Model::add_tied_linear(LinearLayer& layer, const std::string& name, const EmbeddingLayer& embedding) {
+void Model::add_tied_linear(LinearLayer& layer, const std::string& name, const EmbeddingLayer& embedding,
+                            const std::string& bias_name) {
     layer.name = name;
     layer.weight = embedding.weight;  // the same tensor: one parameter, two uses
+    if (!bias_name.empty()) add_parameter(layer.bias, bias_name, {embedding.weight.size(0)}, Init::Zeros, 1);
     layers_.push_back(&layer);
 }
 
@@ -218,15 +220,6 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, uint64_t seed) {
     std::unique_ptr<Model> model = create_model_uninitialised(config);
     model->initialise(seed);
     return model;
-}
-
-at::Tensor mean_pool(const at::Tensor& hidden, const at::Tensor& attention_mask) {
-    if (hidden.dim() != 3 || attention_mask.dim() != 2 || attention_mask.size(0) != hidden.size(0) ||
-        attention_mask.size(1) != hidden.size(1))
-        throw UserError("mean_pool: expected hidden [B, T, H] and attention_mask [B, T]");
-    const at::Tensor m = attention_mask.to(hidden.scalar_type()).unsqueeze(-1);
-    // sentence-transformers: sum(h * m) / clamp(sum(m), min=1e-9)
-    return (hidden * m).sum(1) / at::clamp_min(m.sum(1), 1e-9);
 }
 
 }  // namespace ql

@@ -45,6 +45,19 @@ public:
     // Bad inputs (dtype, shape, ids out of range, too long) throw UserError.
     virtual at::Tensor forward(const at::Tensor& inputs) = 0;
 
+    // Token models on a padded batch: input_ids [B, T] with attention_mask [B, T] (non-zero =
+    // real token; undefined = all real). Decoders ignore the mask (their attention is causal, so
+    // right padding does not change the outputs at real positions); encoders attend only to real
+    // tokens. Same outputs as forward().
+    virtual at::Tensor forward_padded(const at::Tensor& input_ids, const at::Tensor& attention_mask) {
+        (void)attention_mask;
+        return forward(input_ids);
+    }
+
+    // Sentence encoders (BERT): forward() gives the last hidden state (or MLM logits with an
+    // MLM head), sentence_pooling.h the embeddings; the data they read are sentences.
+    virtual bool is_encoder() const { return false; }
+
     // Every parameter under its HF state-dict name ("model.layers.0.self_attn.q_proj.weight"),
     // as the model uses it (GPT-2 Conv1D weights already [out, in]); tied weights once. The
     // tensors are the model's own (shared storage, no copies).
@@ -102,7 +115,10 @@ protected:
     // the parameters under "<name>.weight" / "<name>.bias". Members must not move afterwards.
     void add_linear(LinearLayer& layer, const std::string& name, int64_t in, int64_t out, bool bias,
                     Init init = Init::Normal002, bool file_layout_in_out = false);
-    void add_tied_linear(LinearLayer& layer, const std::string& name, const EmbeddingLayer& embedding);
+    // A Linear whose weight is `embedding`'s tensor; with a bias_name, a bias parameter [count]
+    // of its own under that name (BERT's cls.predictions.bias).
+    void add_tied_linear(LinearLayer& layer, const std::string& name, const EmbeddingLayer& embedding,
+                         const std::string& bias_name = "");
     void add_embedding(EmbeddingLayer& layer, const std::string& name, int64_t count, int64_t dim);
     void add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, int64_t out, int64_t kernel,
                   int64_t stride, int64_t padding);
@@ -143,9 +159,5 @@ struct LoadReport {
 // non-finite value are UserErrors naming `source_name` and the tensor. All checks run before
 // any parameter is changed.
 LoadReport load_state(Model& model, const std::map<std::string, at::Tensor>& state, const std::string& source_name);
-
-// BERT sentence embeddings (sentence-transformers mean pooling): the mean of hidden [B, T, H]
-// over the tokens whose attention_mask [B, T] is non-zero -> [B, H]; all-padding rows give 0.
-at::Tensor mean_pool(const at::Tensor& hidden, const at::Tensor& attention_mask);
 
 }  // namespace ql

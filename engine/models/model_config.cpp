@@ -219,6 +219,10 @@ ModelConfig parse_bert(const ConfigReader& r) {
     const std::string positions = r.string("position_embedding_type", "absolute");
     if (positions != "absolute") r.fail("position_embedding_type", "'" + positions + "' is not supported (absolute)");
     if (r.boolean("is_decoder", false)) r.fail("is_decoder", "BERT as a decoder is not supported");
+    if (const json* arch = r.find("architectures"); arch && arch->is_array())
+        for (const json& a : *arch)
+            if (a.is_string() && (a.get<std::string>() == "BertForMaskedLM" || a.get<std::string>() == "BertForPreTraining"))
+                c.mlm_head = true;
     return c;
 }
 
@@ -307,7 +311,12 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
 }
 
 ModelConfig read_hf_config(const std::string& path) {
-    return parse_hf_config(read_whole_file(path, "model config"), path);
+    ModelConfig c = parse_hf_config(read_whole_file(path, "model config"), path);
+    if (c.architecture == "bert") {
+        const size_t slash = path.find_last_of('/');
+        c.sentence = read_sentence_embedding_config(slash == std::string::npos ? "." : path.substr(0, slash), c.hidden_size);
+    }
+    return c;
 }
 
 }  // namespace ql

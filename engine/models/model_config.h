@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/models/sentence_embedding_config.h"
+
 namespace ql {
 
 // RoPE frequency scaling ("rope_scaling" in older config.json files, "rope_parameters" in those
@@ -44,6 +46,12 @@ struct ModelConfig {
     bool mlp_bias = false;           // Llama mlp_bias; GPT-2 and BERT always have MLP biases
     std::string activation;          // gelu_new (GPT-2), silu (Llama SwiGLU), gelu (BERT), relu
     int64_t type_vocab_size = 0;     // BERT token types
+    // BERT: a masked-LM head (cls.predictions.*: transform dense + activation + LayerNorm, decoder
+    // tied to the word embeddings, bias), when config.json's architectures name BertForMaskedLM or
+    // BertForPreTraining; forward() then gives MLM logits [B, T, vocab].
+    bool mlm_head = false;
+    // BERT: how token states become a sentence embedding (the folder's sentence-transformers files).
+    SentenceEmbeddingConfig sentence;
     // Built-in teaching models.
     int64_t input_size = 0;          // MLP inputs (e.g. 784)
     int64_t num_classes = 0;         // MLP / CNN classes
@@ -54,7 +62,8 @@ struct ModelConfig {
 // window supported), qwen2 (without use_sliding_window), bert. Unknown model types, missing keys
 // and inconsistent values (hidden size not divisible by heads, ...) are UserErrors naming the
 // file and the key. Both RoPE layouts are read: rope_theta + rope_scaling (Hub checkpoints) and
-// rope_parameters (transformers >= 5).
+// rope_parameters (transformers >= 5). For bert, read_hf_config also reads the sentence-transformers
+// files beside config.json (sentence_embedding_config.h).
 ModelConfig read_hf_config(const std::string& path);
 ModelConfig parse_hf_config(const std::string& json_text, const std::string& source_name);
 

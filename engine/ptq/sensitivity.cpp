@@ -12,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
+#include "engine/eval/sentence_embedder.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -54,10 +55,60 @@ QuantizerPatch patch_of(const QuantizerSettings& s) {
 
 }  // namespace
 
+namespace {
+
+double weight_bits_of(const LayerQuantizer& l, int64_t parameters) {
+    return l.weight_configured() ? weight_storage_bits(l.weight_spec(), weight_matrix_shape(l.layer()))
+                                 : 16.0 * static_cast<double>(parameters);
+}
+
+// Encoders: the cosine loss of the sentence embeddings against the FP ones.
+SensitivityResult measure_encoder_sensitivity(QuantizedModel& q, const Dataset& data, int64_t batch_size, JobSink& sink,
+                                              const CancellationToken& cancel) {
+    if (!data.attention_mask.defined())
+        throw UserError("sensitivity: data '" + data.name + "': an encoder reads sentences (a text file, one per line)");
+    Model& model = q.model();
+    const Switches saved(q);
+    NullJobSink quiet;
+    q.set_enabled(false);
+    const at::Tensor fp = embed_sentences(model, data, batch_size, quiet, cancel);
+    auto cosine_loss = [&]() {
+        const at::Tensor e = embed_sentences(model, data, batch_size, quiet, cancel);
+        return (1.0 - row_cosine(e, fp)).mean().item<double>();
+    };
+    SensitivityResult r;
+    r.encoder = true;
+    r.fp_loss = r.all_quantized_loss = r.all_quantized_kl = std::nan("");
+    std::vector<LayerQuantizer*> targets;
+    for (const auto& l : q.layers())
+        if (l->weight_configured() || l->input_configured()) targets.push_back(l.get());
+    int64_t done = 0;
+    for (LayerQuantizer* l : targets) {
+        q.set_enabled(false);
+        l->set_enabled(true);
+        LayerSensitivity ls;
+        ls.layer = l->name();
+        ls.loss_delta = ls.kl = std::nan("");
+        ls.cosine_loss = ls.cost = cosine_loss();
+        ls.parameters = l->layer().weight.numel();
+        ls.weight_bits = weight_bits_of(*l, ls.parameters);
+        sink.layer_metric(ls.layer, "sensitivity_cosine_loss", ls.cosine_loss);
+        r.layers.push_back(ls);
+        sink.progress(++done, static_cast<int64_t>(targets.size()), "sensitivity");
+    }
+    q.set_enabled(true);
+    r.all_quantized_cosine_loss = cosine_loss();
+    saved.restore(q);
+    return r;
+}
+
+}  // namespace
+
 SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, int64_t batch_size, JobSink& sink,
                                       const CancellationToken& cancel) {
-    if (data.kind != Dataset::Kind::Tokens) throw UserError("sensitivity: needs token data (a language model)");
     if (data.size() == 0) throw UserError("sensitivity: data '" + data.name + "' holds no examples");
+    if (q.model().is_encoder()) return measure_encoder_sensitivity(q, data, batch_size, sink, cancel);
+    if (data.kind != Dataset::Kind::Tokens) throw UserError("sensitivity: needs token data (a language model)");
     Model& model = q.model();
     const Switches saved(q);
     const int64_t bs = std::max<int64_t>(1, batch_size);
@@ -112,10 +163,10 @@ SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, in
         LayerSensitivity ls;
         ls.layer = l->name();
         ls.loss_delta = s.nll - r.fp_loss;
-        ls.kl = s.kl;
+        ls.kl = ls.cost = s.kl;
+        ls.cosine_loss = std::nan("");
         ls.parameters = l->layer().weight.numel();
-        ls.weight_bits = l->weight_configured() ? weight_storage_bits(l->weight_spec(), weight_matrix_shape(l->layer()))
-                                                : 16.0 * static_cast<double>(ls.parameters);
+        ls.weight_bits = weight_bits_of(*l, ls.parameters);
         sink.layer_metric(ls.layer, "sensitivity_kl", ls.kl);
         sink.layer_metric(ls.layer, "sensitivity_loss_delta", ls.loss_delta);
         r.layers.push_back(ls);
@@ -125,6 +176,7 @@ SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, in
     const Scores all = score();
     r.all_quantized_loss = all.nll;
     r.all_quantized_kl = all.kl;
+    r.all_quantized_cosine_loss = std::nan("");
     saved.restore(q);
     return r;
 }
@@ -143,7 +195,7 @@ MixedPrecisionChoice choose_mixed_precision(const std::vector<MixedPrecisionCand
     auto bits_of = [&](size_t layer, size_t k) {
         return k == none ? 16.0 * static_cast<double>(candidates[0].layers[layer].parameters) : candidates[k].layers[layer].weight_bits;
     };
-    auto kl_of = [&](size_t layer, size_t k) { return k == none ? 0.0 : std::max(0.0, candidates[k].layers[layer].kl); };
+    auto kl_of = [&](size_t layer, size_t k) { return k == none ? 0.0 : std::max(0.0, candidates[k].layers[layer].cost); };
     double params = 0;
     for (size_t i = 0; i < layers; ++i) params += static_cast<double>(candidates[0].layers[i].parameters);
     auto pick = [&](double lambda, std::vector<size_t>& choice) {

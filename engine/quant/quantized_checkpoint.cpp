@@ -14,6 +14,7 @@
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/whole_file.h"
+#include "engine/models/sentence_embedding_config.h"
 
 namespace ql {
 namespace fs = std::filesystem;
@@ -66,6 +67,7 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
                 fs::copy_file(entry.path(), partial / name, ec);
                 if (ec) throw UserError(fs_error("cannot copy", entry.path(), ec));
             }
+            copy_sentence_module_folders(source_folder, partial.string());  // 1_Pooling/ ...
         }
         write_safetensors((partial / "model.safetensors").string(), q.model().file_state(), {{"format", "pt"}});
 

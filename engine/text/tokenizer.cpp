@@ -212,6 +212,19 @@ std::vector<int32_t> Tokenizer::encode(std::string_view input, bool add_special_
     return ids;
 }
 
+std::vector<int32_t> Tokenizer::encode_truncated(std::string_view text, size_t max_length) const {
+    std::vector<int32_t> ids = encode(text, /*add_special_tokens=*/false);
+    size_t specials = 0;
+    if (impl_->post_processor) {
+        const text::TemplateEnds ends = impl_->post_processor->ends();
+        specials = ends.before.size() + ends.after.size();
+    }
+    // tokenizers' truncate_encodings: the sequence keeps max_length - added special tokens.
+    if (max_length > 0 && ids.size() + specials > max_length) ids.resize(max_length > specials ? max_length - specials : 0);
+    if (impl_->post_processor) impl_->post_processor->process(ids, /*add_special_tokens=*/true);
+    return ids;
+}
+
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
     std::vector<std::string> tokens;
     tokens.reserve(ids.size());

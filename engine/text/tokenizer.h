@@ -11,7 +11,7 @@
 // by a mutex, so encode/decode may be called from several threads at once.
 //
 // Not applied: the file's "truncation" and "padding" sections (QuantLab cuts token streams
-// into windows itself), offsets, pair sequences, BPE dropout. Not supported (a UserError names
+// into windows itself; encode_truncated cuts sentences to a length the caller gives), offsets, pair sequences, BPE dropout. Not supported (a UserError names
 // the component): Unigram models, the Precompiled normalizer, UnicodeScripts / FixedLength
 // pre-tokenizers, the CTC decoder.
 #pragma once
@@ -64,6 +64,11 @@ public:
     // Token ids of `text` (UTF-8; ill-formed sequences are replaced by U+FFFD first, as Python's
     // decode(errors="replace") would). add_special_tokens applies the post-processor.
     std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+    // encode(text, true) cut to at most max_length ids as the reference's truncation (strategy
+    // longest_first, direction right) cuts a single sequence: the text's tokens are cut to
+    // max_length minus the post-processor's special tokens, which are all kept (0 = no limit).
+    // This is what sentence-transformers' tokenize(..., truncation=True, max_length) does.
+    std::vector<int32_t> encode_truncated(std::string_view text, size_t max_length) const;
     // Text of `ids`; ids outside the vocabulary are skipped (as the reference does).
     std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
 

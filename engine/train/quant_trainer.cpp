@@ -10,9 +10,12 @@
 
 #include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
+#include "engine/models/bert_model.h"
+#include "engine/models/sentence_pooling.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/train/distillation_loss.h"
 #include "engine/train/flight_recorder.h"
+#include "engine/train/embedding_distillation.h"
 #include "engine/train/training_checkpoint.h"
 
 namespace ql {
@@ -40,6 +43,44 @@ double fraction_changed(const std::vector<std::vector<uint8_t>>& a, const std::v
     return total > 0 ? changed / total : 0.0;
 }
 
+// One micro-batch of encoder QAD: the student's and teacher's sentence embeddings (and layer
+// outputs when hidden states are distilled) on the batch's sentences.
+struct EncoderStep {
+    at::Tensor loss;
+    double cosine = 0, hidden_mse = 0;
+    int64_t tokens = 0;
+};
+
+EncoderStep encoder_distillation_step(Model& model, Model& teacher, const Dataset& b, const QuantTrainingConfig& config) {
+    if (!b.attention_mask.defined())
+        throw UserError("training data '" + b.name + "': a sentence encoder trains on sentences (a text file, one per line)");
+    auto& student = dynamic_cast<BertModel&>(model);
+    auto& frozen = dynamic_cast<BertModel&>(teacher);
+    const bool hidden = config.hidden_weight > 0;
+    std::vector<at::Tensor> s_layers, t_layers;
+    const at::Tensor s_hidden = student.encode(b.inputs, b.attention_mask, at::Tensor(), hidden ? &s_layers : nullptr);
+    const at::Tensor s_emb = pool_sentence_embeddings(s_hidden, b.attention_mask, model.config().sentence);
+    at::Tensor t_emb;
+    {
+        c10::NoGradGuard no_grad;
+        const at::Tensor t_hidden = frozen.encode(b.inputs, b.attention_mask, at::Tensor(), hidden ? &t_layers : nullptr);
+        t_emb = pool_sentence_embeddings(t_hidden, b.attention_mask, teacher.config().sentence);
+    }
+    EncoderStep e;
+    e.loss = embedding_distillation_loss(s_emb, t_emb, config.encoder_loss);
+    if (hidden) {
+        const at::Tensor h = hidden_state_mse(s_layers, t_layers, b.attention_mask);
+        e.hidden_mse = h.item<double>();
+        e.loss = e.loss + h * config.hidden_weight;
+    }
+    {
+        c10::NoGradGuard no_grad;
+        e.cosine = at::cosine_similarity(s_emb.detach(), t_emb, 1, 1e-8).mean().item<double>();
+    }
+    e.tokens = b.attention_mask.ne(0).sum().item<int64_t>();
+    return e;
+}
+
 }  // namespace
 
 QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const TrainingBatches& data,
@@ -56,6 +97,12 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         throw UserError("training: a full-precision phase (cooldown fusion) applies to QAT only");
     const bool qad = config.mode == "qad";
     Model& model = q.model();
+    const bool encoder = model.is_encoder();
+    if (encoder && !qad)
+        throw UserError("training: QAT needs a task loss and a sentence encoder has none here; distil it from its "
+                        "full-precision embeddings instead (train qad)");
+    if (encoder && !teacher->is_encoder()) throw UserError("training: the teacher of a sentence encoder must be an encoder");
+    if (config.hidden_weight < 0) throw UserError("training: the hidden-state weight must not be negative");
     QuantTrainingResult result;
     const auto t0 = Clock::now();
 
@@ -168,7 +215,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 q.set_enabled(step >= config.fp_steps);
             }
             optimizer.zero_grad();
-            double loss_sum = 0, ce_sum = 0, kl_sum = 0;
+            double loss_sum = 0, ce_sum = 0, kl_sum = 0, cosine_sum = 0, hidden_sum = 0;
             int64_t tokens = 0;
             for (int64_t micro = 0; micro < config.grad_accumulation; ++micro) {
                 cancel.throw_if_cancelled();
@@ -176,6 +223,15 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 std::optional<FlightRecorder::Capture> capture;
                 if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
                 const Dataset b = data.batch(step * config.grad_accumulation + micro);
+                if (encoder) {
+                    const EncoderStep e = encoder_distillation_step(model, *teacher, b, config);
+                    (e.loss / static_cast<double>(config.grad_accumulation)).backward();
+                    loss_sum += e.loss.item<double>();
+                    cosine_sum += e.cosine;
+                    hidden_sum += e.hidden_mse;
+                    tokens += e.tokens;
+                    continue;
+                }
                 const at::Tensor inputs = model_input(model, b.inputs);
                 const at::Tensor logits = model.forward(inputs);
                 const at::Tensor flat_logits = logits.reshape({-1, logits.size(-1)});
@@ -212,8 +268,13 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             optimizer.step(lr);
             const double seconds = std::chrono::duration<double>(Clock::now() - ts).count();
             sink.metric(step, "train/loss", loss_value);
-            sink.metric(step, "train/ce", ce_sum / n);
-            if (qad) sink.metric(step, "train/kl", kl_sum / n);
+            if (encoder) {
+                sink.metric(step, "train/cosine", cosine_sum / n);
+                if (config.hidden_weight > 0) sink.metric(step, "train/hidden_mse", hidden_sum / n);
+            } else {
+                sink.metric(step, "train/ce", ce_sum / n);
+                if (qad) sink.metric(step, "train/kl", kl_sum / n);
+            }
             sink.metric(step, "train/lr", lr);
             sink.metric(step, "train/grad_norm", grad_norm);
             sink.metric(step, "train/tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9));

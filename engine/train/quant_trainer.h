@@ -5,6 +5,10 @@
 //   QAT: loss = cross-entropy of the quantized model on the data's scored tokens.
 //   QAD: loss = (1 - ce_weight) * T^2 * KL(teacher || student) + ce_weight * CE, the teacher a
 //        frozen full-precision model computed on the same batch (no gradient, never updated).
+//        Sentence encoders: loss = embedding loss (1 - cosine or MSE to the teacher's sentence
+//        embeddings) + hidden_weight * hidden-state MSE; metrics train/loss, train/cosine (mean
+//        cosine to the teacher), train/hidden_mse (with hidden_weight > 0). QAT of an encoder is
+//        refused (there is no task loss to train on).
 // AdamW, global gradient-norm clipping, gradient accumulation, any LrSchedule. A Job: metrics
 // every step (train/loss, train/ce, train/kl, train/lr, train/grad_norm, train/tokens_per_s),
 // every eval_every steps eval/* on held-out data against the teacher and train/codes_changed
@@ -44,6 +48,10 @@ struct QuantTrainingConfig {
     // QAD: match the teacher at every position of the sequence (as the QAD report distils whole
     // sequences), not only at the scored ones (answers of synthetic tasks).
     bool distill_all_positions = true;
+    // QAD of a sentence encoder (embedding_distillation.h): the embedding loss "cosine" (1 - cos)
+    // or "mse", plus hidden_weight times the hidden-state MSE of every encoder layer.
+    std::string encoder_loss = "cosine";
+    double hidden_weight = 0.0;
     bool clip_gradient = false;     // STE: zero gradient outside the clip range
     bool learned_scales = false;    // LSQ step sizes for symmetric integer weights (trained, no decay)
     int64_t eval_every = 0;         // 0: only at the end

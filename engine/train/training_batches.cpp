@@ -64,7 +64,9 @@ Dataset TrainingBatches::batch(int64_t step) const {
     b.inputs = file_.inputs.index_select(0, rows);
     b.targets = file_.targets.index_select(0, rows);
     if (file_.domains.defined()) b.domains = file_.domains.index_select(0, rows);
-    return b;
+    if (file_.attention_mask.defined()) b.attention_mask = file_.attention_mask.index_select(0, rows);
+    b.pair_scores.clear();
+    return trim_padding(b);
 }
 
 }  // namespace ql

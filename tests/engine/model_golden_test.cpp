@@ -19,6 +19,7 @@
 #include "engine/io/safetensors_tensors.h"
 #include "engine/models/bert_model.h"
 #include "engine/models/model.h"
+#include "engine/models/sentence_pooling.h"
 
 namespace ql {
 namespace {
@@ -83,7 +84,7 @@ TEST(ModelGolden, BertHiddenStatesAndMeanPoolingMatchTransformers) {
     const at::Tensor mask = golden("bert", "attention_mask");
     const at::Tensor hidden = bert->encode(golden("bert", "input_ids"), mask, golden("bert", "token_type_ids"));
     EXPECT_TRUE(matches(hidden, golden("bert", "last_hidden_state")));
-    EXPECT_TRUE(matches(mean_pool(hidden, mask), golden("bert", "mean_pooled")));
+    EXPECT_TRUE(matches(pool_sentence_embeddings(hidden, mask, SentenceEmbeddingConfig{}), golden("bert", "mean_pooled")));
 }
 
 TEST(ModelGolden, BertCheckpointsWithBertPrefixLoadTheSame) {

@@ -8,6 +8,7 @@
 #include "engine/io/npy_file.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
+#include "engine/models/sentence_pooling.h"
 #include "engine/models/transformer_ops.h"
 #include "tests/engine/user_error_text.h"
 
@@ -198,7 +199,7 @@ TEST(TransformerOps, SlidingWindowVisibility) {
 TEST(MeanPool, IgnoresPaddingAndAllPaddingRowsGiveZero) {
     const at::Tensor h = at::arange(12, at::kFloat).reshape({2, 3, 2});
     const at::Tensor mask = at::tensor({1, 1, 0, 0, 0, 0}, at::kLong).reshape({2, 3});
-    const at::Tensor p = mean_pool(h, mask);
+    const at::Tensor p = pool_sentence_embeddings(h, mask, SentenceEmbeddingConfig{});
     EXPECT_FLOAT_EQ(p[0][0].item<float>(), 1.0f);
     EXPECT_FLOAT_EQ(p[0][1].item<float>(), 2.0f);
     EXPECT_FLOAT_EQ(p[1][0].item<float>(), 0.0f);
