@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/models/attention_site.h"
 #include "engine/models/model_config.h"
 #include "engine/models/quantizable_layer.h"
 #include "engine/models/transformer_ops.h"
@@ -63,6 +64,10 @@ public:
     std::vector<EmbeddingLayer*> embedding_layers() const;
     QuantizableLayer* find_layer(const std::string& name) const;  // nullptr when absent
 
+    // The attention sites of a decoder (attention_site.h), in forward order; empty for models
+    // without a KV cache (BERT, MLP, CNN). Pointers stay valid for the model's lifetime.
+    const std::vector<AttentionSite*>& attention_sites() const { return sites_; }
+
     // Parameter count (tied weights once).
     int64_t parameter_count() const;
 
@@ -101,6 +106,7 @@ protected:
     void add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, int64_t out, int64_t kernel,
                   int64_t stride, int64_t padding);
     void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias);
+    void add_attention_site(AttentionSite& site, const std::string& name);  // sizes from config_
 
     ModelConfig config_;
 
@@ -110,6 +116,7 @@ private:
     friend class ModelStateLoader;
     std::vector<Parameter> parameters_;
     std::vector<QuantizableLayer*> layers_;
+    std::vector<AttentionSite*> sites_;
 };
 
 // A model with random weights (seeded, deterministic), e.g. for the built-in models.
