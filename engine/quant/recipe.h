@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/quant/kv_cache_settings.h"
 #include "engine/quant/quantizer_settings.h"
+#include "engine/quant/rotation_settings.h"
 
 namespace ql {
 
@@ -60,8 +62,16 @@ struct Recipe {
     std::vector<RecipeEntry> quant_cfg;
     PtqAlgorithm algorithm;
     CalibrationSettings calibration;
+    KvCacheSettings kv_cache;  // the `kv_cache` section (off when absent)
+    RotationSettings rotation; // the `rotation` section (off when absent)
     std::string source;        // "preset NVFP4_DEFAULT" or the file path (for messages)
 };
+
+// `quantlab-cli ptq|train --kv-cache NAME --rotate NAME` on top of any recipe, as Model
+// Optimizer's hf_ptq.py merges its --kv_cache_qformat preset into the --qformat config: NAME
+// replaces the recipe's section ("none" removes it; "" leaves the recipe as it is) and the
+// recipe's name gets "-kv_NAME" / "-rotate_NAME". UserError naming the option for unknown names.
+void overlay_recipe(Recipe& recipe, const std::string& kv_cache, const std::string& rotate);
 
 // `name_or_path`: a preset name (case-insensitive, "_CFG" suffix allowed) or a JSON file.
 // UserError naming the file and field for anything malformed or unknown.
