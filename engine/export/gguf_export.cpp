@@ -14,6 +14,7 @@
 #include "engine/export/gguf_tensor_writer.h"
 #include "engine/export/gguf_tokenizer_metadata.h"
 #include "engine/formats/format_codec.h"
+#include "engine/quant/plain_weights.h"
 #include "engine/quant/quantized_model.h"
 
 namespace ql {
@@ -72,6 +73,16 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
     metadata.insert(metadata.end(), tok_md.metadata.begin(), tok_md.metadata.end());
 
     QuantizedModel* quantization = opened.quantization.get();
+    if (quantization) {
+        if (const std::string why = plain_weights_refusal(*quantization); !why.empty())
+            throw UserError("GGUF export: " + why + "; export --as fakequant (the rotations folded into the weights)");
+        for (const auto& kv : quantization->kv_caches())
+            if (kv->configured() && kv->enabled()) {
+                result.warnings.push_back("the KV-cache quantization (" + kv->settings().describe() +
+                                          ") is not written: llama.cpp chooses its cache type at run time (--cache-type-k/v)");
+                break;
+            }
+    }
     bool warned_requantize = false, warned_inputs = false;
     std::vector<GgufTensorPlan> plans;
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/export/kv_cache_export.h"
 #include "engine/export/export_validator.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
@@ -72,8 +73,12 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
     if (!qc.is_object() || !qc.contains("quantization") || !qc["quantization"].is_object())
         throw UserError(qc_path + ": quantization: expected an object");
     const json& q = qc["quantization"];
-    if (q.contains("kv_cache_quant_algo") && !q["kv_cache_quant_algo"].is_null())
-        throw UserError(qc_path + ": quantization.kv_cache_quant_algo: KV-cache quantization is not supported by QuantLab");
+    std::string kv_algo;
+    if (q.contains("kv_cache_quant_algo") && !q["kv_cache_quant_algo"].is_null()) {
+        if (!q["kv_cache_quant_algo"].is_string())
+            throw UserError(qc_path + ": quantization.kv_cache_quant_algo: expected a string or null");
+        kv_algo = q["kv_cache_quant_algo"].get<std::string>();
+    }
     const std::string algo = algo_of(q, qc_path + ": quantization");
     std::vector<std::string> excluded;
     if (q.contains("exclude_modules") && !q["exclude_modules"].is_null()) {
@@ -121,8 +126,10 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
     for (const auto& [name, f] : mixed)
         if (!model.find_layer(name)) throw UserError(qc_path + ": quantized_layers: '" + name + "' is not a Linear layer of the model");
 
+    // The KV cache's k_scale / v_scale (kv_cache_export.h).
+    const KvCacheImport kv = read_hf_modelopt_kv_cache(checkpoint, kv_algo, model, qc_path);
     std::vector<ExportTensor> stored;
-    std::set<std::string> used;
+    std::set<std::string> used = kv.tensors;
     for (const HfExportLayer& l : layers) {
         std::vector<std::string> names;
         for (const ExpectedTensor& e : hf_expected_tensors(l.layer, l.format, l.out, l.in)) names.push_back(e.name);
@@ -164,7 +171,14 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         if (l.format.input_quantized)
             recipe.quant_cfg.push_back({l.layer + ".input_quantizer", patch_for(l.format.input, l.format.input_dynamic)});
     }
+    recipe.kv_cache = kv.settings;
     out.quantization = std::make_unique<QuantizedModel>(model, recipe);
+    for (const auto& [attention, amax] : kv.amax) {
+        KvCacheQuantizer* k = out.quantization->find_kv_cache(attention);
+        if (!k) throw std::logic_error("hf-modelopt import: no KV quantizer for " + attention);
+        k->set_amax(amax.first, amax.second);
+        k->set_enabled(true);
+    }
     for (size_t i = 0; i < layers.size(); ++i) {
         const HfExportLayer& l = layers[i];
         LayerQuantizer& lq = *out.quantization->find(l.layer);

@@ -10,9 +10,11 @@
 #include "engine/core/engine_runtime.h"
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
+#include "engine/export/kv_cache_export.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/whole_file.h"
+#include "engine/quant/plain_weights.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -75,17 +77,27 @@ bool keep_source_file(const std::string& name) {
            name.rfind("training_state", 0) != 0;
 }
 
+ojson nullable(const std::string& s) { return s.empty() ? ojson(nullptr) : ojson(s); }
+
+// config.json's kv_cache_scheme (modelopt convert_hf_config.py).
+ojson kv_cache_scheme(const std::string& algo) {
+    if (algo.empty()) return nullptr;
+    if (algo == "FP8") return {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}};
+    return algo;
+}
+
 }  // namespace
 
-std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded) {
+std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
+                                 const std::string& kv_algo) {
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer");
     ojson q;
     if (single_format(layers)) {
         q = layer_entry(layers.front().format);
-        q["kv_cache_quant_algo"] = nullptr;
+        q["kv_cache_quant_algo"] = nullable(kv_algo);
         q["exclude_modules"] = excluded;
     } else {
-        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", nullptr}};
+        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", nullable(kv_algo)}};
         ojson ql = ojson::object();
         for (const auto& l : layers) ql[l.layer] = layer_entry(l.format);
         q["quantized_layers"] = ql;
@@ -95,7 +107,8 @@ std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const
 }
 
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
-                                        const std::vector<std::string>& excluded, const std::string& where) {
+                                        const std::vector<std::string>& excluded, const std::string& where,
+                                        const std::string& kv_algo) {
     ojson config = ojson::parse(config_json, nullptr, false);
     if (!config.is_object()) throw UserError(where + ": not a JSON object");
     ojson qc = {{"quant_method", "modelopt"}};
@@ -126,7 +139,7 @@ std::string hf_config_with_quantization(const std::string& config_json, const st
     }
     qc["ignore"] = excluded;
     qc["config_groups"] = groups;
-    qc["kv_cache_scheme"] = nullptr;
+    qc["kv_cache_scheme"] = kv_cache_scheme(kv_algo);
     qc["producer"] = producer();
     config["quantization_config"] = qc;
     return config.dump(2) + "\n";
@@ -135,6 +148,10 @@ std::string hf_config_with_quantization(const std::string& config_json, const st
 FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
                                       bool force, JobSink& sink, const CancellationToken& cancel) {
     const Model& model = q.model();
+    if (const std::string why = plain_weights_refusal(q); !why.empty())
+        throw UserError("hf-modelopt export: " + why +
+                        "; export --as fakequant (the rotations folded into the weights) or quantize without online rotations");
+    const KvCacheExport kv = hf_modelopt_kv_cache(q);
     // Which layers, in which format: all checked before any packing.
     std::vector<HfExportLayer> layers;
     std::vector<LayerQuantizer*> quantizers;
@@ -162,8 +179,8 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer (nothing to export as low-bit)");
     const std::string config_path = source_folder + "/config.json";
     const std::string config_text =
-        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path);
-    const std::string quant_text = hf_quant_config_json(layers, excluded);
+        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path, kv.quant_algo);
+    const std::string quant_text = hf_quant_config_json(layers, excluded, kv.quant_algo);
 
     // Pack and validate.
     std::vector<ExportTensor> packed;
@@ -189,6 +206,8 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     }
     for (const ExportTensor& t : packed)
         entries.push_back(SafetensorsWriteEntry{t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
+    for (const ExportTensor& t : kv.tensors)
+        entries.push_back(SafetensorsWriteEntry{t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
 
     cancel.throw_if_cancelled();
     sink.progress(0, 1, "write");
@@ -200,7 +219,7 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     cancel.throw_if_cancelled();
     folder.commit();
     sink.progress(1, 1, "write");
-    return {folder.files(), folder.bytes(), {}};
+    return {folder.files(), folder.bytes(), kv.warnings};
 }
 
 }  // namespace ql

@@ -24,6 +24,9 @@ struct FolderExportResult {
     std::vector<std::string> warnings;
 };
 
+// A model whose function needs runtime rotations (online Hadamards: engine/quant/plain_weights.h)
+// is refused with a UserError pointing to the fakequant export. A quantized KV cache adds
+// k_scale / v_scale and kv_cache_quant_algo (engine/export/kv_cache_export.h).
 // Every layer with an enabled weight quantizer is exported in its Model Optimizer format
 // (UserError listing the supported ones otherwise); Linear layers without one are listed in
 // exclude_modules. Several formats: quant_algo MIXED_PRECISION with quantized_layers. The export
@@ -33,10 +36,13 @@ struct FolderExportResult {
 FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
                                       bool force, JobSink& sink, const CancellationToken& cancel);
 
-// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones.
-std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded);
+// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones;
+// kv_cache_quant_algo "FP8" / "NVFP4" / "INT8" or "" (null: no KV-cache quantization).
+std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
+                                 const std::string& kv_cache_quant_algo = "");
 // `config_json` (the model's config.json) with "quantization_config" added.
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
-                                        const std::vector<std::string>& excluded, const std::string& where);
+                                        const std::vector<std::string>& excluded, const std::string& where,
+                                        const std::string& kv_cache_quant_algo = "");
 
 }  // namespace ql
