@@ -30,6 +30,7 @@ Command train_command();
 Command demo_command();
 Command plan_command();
 Command export_command();
+Command whatif_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -17,6 +17,7 @@ const std::vector<Command>& all_commands() {
         plan_command(),
         export_command(),
         project_command(),
+        whatif_command(),
     };
     return commands;
 }

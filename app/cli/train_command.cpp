@@ -26,7 +26,7 @@ const char* kUsage =
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
     "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
-    "    [--resume | --force] [--project P.qlab] [--json]\n\n"
+    "    [--resume | --force] [--project P.qlab] [--json] [--kv-cache K] [--rotate hadamard|rht|none]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
     "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
@@ -34,7 +34,8 @@ const char* kUsage =
     "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
     "train_report.json. --fp-steps N (qat, cooldown fusion): N full-precision steps first, then QAT where the LR\n"
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
-    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
+    "bit-exactly. --kv-cache K / --rotate R overlay a KV-cache format (as ptq) / a rotation on the recipe (FP MODEL\n"
+    "only). Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
     std::printf("%-10s loss %.5f", label, m.loss);
@@ -50,7 +51,8 @@ int run(const std::vector<std::string>& args) {
                 {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
-                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps"},
+                 "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps",
+                 "--kv-cache", "--rotate"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -60,6 +62,8 @@ int run(const std::vector<std::string>& args) {
     if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the first argument is qat or qad, got '" + req.mode + "'");
     req.model = p.positional()[1];
     req.recipe = p.value("--recipe").value_or("");
+    req.kv_cache = p.value("--kv-cache").value_or("");
+    req.rotate = p.value("--rotate").value_or("");
     req.data = p.required("--data");
     req.out_dir = p.required("--out");
     req.eval_data = p.value("--eval-data").value_or("");
@@ -104,10 +108,11 @@ int run(const std::vector<std::string>& args) {
     CliJobSink cli_sink;
     projects::ProjectRunInfo info = recorded_run_info(
         p, req.mode, req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data, req.model,
-        req.recipe);
+        req.recipe, req.kv_cache, req.rotate);
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
-                                       {"temperature", req.temperature}, {"out", req.out_dir}})
+                                       {"temperature", req.temperature}, {"out", req.out_dir},
+                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}})
                            .dump();
     TrainReport r;
     try {
