@@ -45,7 +45,15 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir: render the Format Explorer for these formats (comma-separated) "
                        "instead of the documentation set."),
         QStringLiteral("NAMES"));
-    parser.addOptions({screenshotDir, screenshotFormats, theme, format});
+    const QCommandLineOption screenshotWhatIf(
+        QStringLiteral("screenshot-whatif"),
+        QStringLiteral("With --screenshot-dir: render the What-if view of the opened model as STEM.png and STEM-dark.png "
+                       "(KV cache K, rotation R, tensor T shown; --screenshot-calib for the calibration data)."),
+        QStringLiteral("STEM,K,R[,T]"));
+    const QCommandLineOption screenshotCalib(QStringLiteral("screenshot-calib"),
+                                             QStringLiteral("With --screenshot-whatif: the calibration data."),
+                                             QStringLiteral("DATA"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotWhatIf, screenshotCalib, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -86,6 +94,15 @@ int main(int argc, char** argv) {
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
         if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
+        if (parser.isSet(screenshotWhatIf)) {
+            const QStringList w = parser.value(screenshotWhatIf).split(QLatin1Char(','));
+            if (w.size() < 3) {
+                std::fprintf(stderr, "quantlab: --screenshot-whatif expects STEM,KV,ROTATION[,TENSOR]\n");
+                return 1;
+            }
+            runner.setShots(ql::ScreenshotRunner::whatIfShots(w[0], w[1], w[2], w.size() > 3 ? w[3] : QString(),
+                                                              parser.value(screenshotCalib)));
+        }
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();
         runner.start();

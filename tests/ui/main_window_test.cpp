@@ -26,7 +26,7 @@ namespace {
 
 bool paletteIsDark() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
 
-const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer"};
+const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer", "whatif"};
 
 TEST(MainWindow, OpensOnTheWorkbenchWithRuntimeFactsInTheStatusBar) {
     auto window = test::makeMainWindow(QString());
