@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernels/gguf_blocks.h"
+#include "kernels/hadamard.h"
 #include "kernels/half_rounding.h"
 #include "kernels/integer_quant.h"
 #include "kernels/microscaling.h"
@@ -193,5 +194,10 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, c
 void half_round_trip(const float* x, float* y, int64_t n, HalfKind k, void* stream = nullptr);
 void half_encode(const float* x, int64_t n, HalfKind k, uint16_t* codes, void* stream = nullptr);
 void half_decode(const uint16_t* codes, int64_t n, HalfKind k, float* y, void* stream = nullptr);
+
+// ---- Block-diagonal normalized Walsh–Hadamard transform (kernels/hadamard.h) -----------------
+// x, y: L.rows * L.cols floats (device; y may equal x); signs: L.cols floats (device) or null.
+void hadamard_rows(const float* x, float* y, const HadamardLayout& L, const float* signs = nullptr,
+                   void* stream = nullptr);
 
 }  // namespace ql::kernels::cuda

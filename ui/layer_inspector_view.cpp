@@ -375,7 +375,10 @@ void LayerInspectorView::refreshHistogram(const LayerStatistics& l, const Format
     const bool activations = m_source->currentIndex() == 1;
     const QString layer = QString::fromStdString(l.layer);
     const TensorStatistics* s = activations ? (l.has_activation ? &l.activation : nullptr) : &l.weight;
-    QString what = activations ? tr("inputs") : tr("weights");
+    // KV-cache records (kind "kv_cache") hold the cached keys or values where weights would be.
+    const bool cache = l.kind == "kv_cache";
+    const bool keys = cache && l.layer.find(".k_cache") != std::string::npos;
+    QString what = activations ? tr("inputs") : cache ? (keys ? tr("cached keys (after RoPE)") : tr("cached values")) : tr("weights");
     if (m_channel && !activations) {
         s = &m_channel->second;
         what = tr("weights of output channel %1").arg(m_channel->first);
@@ -387,7 +390,7 @@ void LayerInspectorView::refreshHistogram(const LayerStatistics& l, const Format
         return;
     }
     m_histogram->setTitle(tr("%1 — %2").arg(layer, what));
-    m_histogram->setAxisLabel(activations ? tr("input value") : tr("weight value"));
+    m_histogram->setAxisLabel(activations ? tr("input value") : cache ? (keys ? tr("key value") : tr("value")) : tr("weight value"));
     m_histogram->setHistogram(toPlot(s->histogram, what));
     // The format's grid: weights only (the activation grid depends on each block's dynamic scale).
     if (f && !activations && f->error.empty()) {

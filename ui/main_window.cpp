@@ -53,6 +53,7 @@
 #include "ui/run_controls.h"
 #include "ui/theme_manager.h"
 #include "ui/workbench.h"
+#include "ui/whatif_view.h"
 
 namespace ql {
 
@@ -94,6 +95,7 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     m_explorer = new FormatExplorerView;
     m_explorer->setObjectName(QStringLiteral("formatExplorer"));
     addView(QStringLiteral("format-explorer"), tr("Format Explorer"), m_explorer, tr("&Explorer"), m_explorer->viewActions());
+    addView(QStringLiteral("whatif"), tr("What-if"), m_workbench->whatIf());
 
     m_doctor = new ExportDoctorView;
     m_doctor->setObjectName(QStringLiteral("exportDoctor"));

@@ -6,6 +6,7 @@
 #include <QJsonObject>
 
 #include <stdexcept>
+#include <utility>
 
 namespace ql {
 namespace {
@@ -90,6 +91,14 @@ QString composeRecipe(const QString& presetJson, const QString& name, const Reci
                           QJsonObject{{QStringLiteral("method"), c.algorithm}, {QStringLiteral("alpha"), c.smoothquantAlpha}});
         else
             recipe.insert(QStringLiteral("algorithm"), QJsonObject{{QStringLiteral("method"), c.algorithm}});
+    }
+    // The sections take a preset name as their value (docs/RECIPES.md); "none" drops them.
+    for (const auto& [key, value] : {std::pair<QString, QString>{QStringLiteral("kv_cache"), c.kvCache},
+                                     std::pair<QString, QString>{QStringLiteral("rotation"), c.rotation}}) {
+        if (value == QLatin1String("none"))
+            recipe.remove(key);
+        else if (!value.isEmpty())
+            recipe.insert(key, value);
     }
     if (c.calibrationSamples > 0) {
         QJsonObject cal = recipe.value(QStringLiteral("calibration")).toObject();

@@ -20,6 +20,11 @@ struct RecipeChoices {
     double smoothquantAlpha = 0.5;
     int calibrationSamples = 0;  // 0 = the preset's
     QMap<QString, QString> layerFormats;  // layer -> format, or "off" for high precision
+    // The recipe's kv_cache / rotation sections (docs/RECIPES.md): a KV-cache preset name (fp8,
+    // nvfp4 ... as `--kv-cache` takes them) and a rotation (hadamard, rht); "" = the preset's,
+    // "none" = none.
+    QString kvCache;
+    QString rotation;
 };
 
 // Returns the composed recipe JSON (indented) or throws std::runtime_error with a message naming

@@ -169,6 +169,38 @@ void RecipeEditor::buildUi() {
     algoRow->addWidget(m_algorithm, 1);
     algoRow->addWidget(m_alpha);
     form->addRow(tr("PTQ algorithm"), algoRow);
+    m_kvCache = new QComboBox(recipeBox);
+    m_kvCache->setObjectName(QStringLiteral("kvCache"));
+    m_kvCache->addItem(presetText(), QString());
+    m_kvCache->addItem(tr("off (16-bit cache)"), QStringLiteral("none"));
+    const std::pair<const char*, const char*> kvFormats[] = {
+        {"fp8", "FP8 E4M3, calibrated amax (Model Optimizer fp8)"},
+        {"fp8_cast", "FP8 E4M3 cast, amax 448 (fp8_cast)"},
+        {"fp8_head", "FP8 E4M3, amax per KV head"},
+        {"nvfp4", "NVFP4, 16 along head_dim (nvfp4)"},
+        {"nvfp4_cast", "NVFP4, constant amax (nvfp4_cast)"},
+        {"nvfp4_rotate", "NVFP4 with Q/K Hadamard (nvfp4_rotate)"},
+        {"int8", "INT8, calibrated amax"},
+        {"int8_head", "INT8, amax per KV head"},
+        {"int4", "INT4, groups along head_dim"}};
+    for (const auto& [name, label] : kvFormats) m_kvCache->addItem(tr(label), QString::fromLatin1(name));
+    m_kvCache->setToolTip(tr("KV-cache format of every attention layer: keys after RoPE and values are fake-quantized "
+                             "as the cache would store them, in calibration, evaluation and training alike. The "
+                             "names are Model Optimizer's --kv_cache_qformat values; k_scale / v_scale = amax / 448 "
+                             "go into the hf-modelopt export. Encoders (BERT) have no KV cache."));
+    form->addRow(tr("KV cache"), m_kvCache);
+    m_rotation = new QComboBox(recipeBox);
+    m_rotation->setObjectName(QStringLiteral("rotation"));
+    m_rotation->addItem(presetText(), QString());
+    m_rotation->addItem(tr("none"), QStringLiteral("none"));
+    m_rotation->addItem(tr("Hadamard (QuaRot: R1 residual, R2 heads, R4 down_proj)"), QStringLiteral("hadamard"));
+    m_rotation->addItem(tr("RHT (Model Optimizer rotate-before-quantize)"), QStringLiteral("rht"));
+    m_rotation->setToolTip(tr("Orthogonal Hadamard rotations that leave the full-precision model unchanged but spread "
+                              "outliers before quantization. Hadamard fuses R1 (residual stream, RMSNorm folded first) "
+                              "and R2 (per head, V/O) into the weights and rotates down_proj's input online; RHT "
+                              "rotates every quantized layer's input and weight blockwise. Online rotations export "
+                              "as fakequant only (folded); the What-if view shows what they change."));
+    form->addRow(tr("Rotation"), m_rotation);
     auto* calRow = new QHBoxLayout;
     m_calibration = new QLineEdit(QStringLiteral("synthetic:arith"), recipeBox);
     m_calibration->setObjectName(QStringLiteral("calibration"));
@@ -316,7 +348,7 @@ void RecipeEditor::buildUi() {
         updateMethodFields();
         recompose();
     });
-    for (QComboBox* c : {m_weightFormat, m_granularity, m_inputFormat, m_algorithm, m_schedule})
+    for (QComboBox* c : {m_weightFormat, m_granularity, m_inputFormat, m_algorithm, m_schedule, m_kvCache, m_rotation})
         connect(c, &QComboBox::currentIndexChanged, this, &RecipeEditor::recompose);
     for (QSpinBox* s : {m_groupSize, m_calibrationSamples, m_steps, m_batch, m_warmup, m_fpSteps, m_evalEvery, m_seed})
         connect(s, &QSpinBox::valueChanged, this, &RecipeEditor::recompose);
@@ -336,6 +368,8 @@ bool RecipeEditor::applyQuickStart(const QString& name) {
         m_inputFormat->setCurrentIndex(0);
         m_granularity->setCurrentIndex(0);
         m_algorithm->setCurrentIndex(0);
+        m_kvCache->setCurrentIndex(0);
+        m_rotation->setCurrentIndex(0);
         setMethod(q.method);
         m_blockSignals = false;
         recompose();
@@ -438,8 +472,27 @@ RecipeChoices RecipeEditor::choices() const {
     c.algorithm = m_algorithm->currentData().toString();
     c.smoothquantAlpha = m_alpha->value();
     c.calibrationSamples = m_calibrationSamples->value();
+    c.kvCache = m_kvCache->currentData().toString();
+    c.rotation = m_rotation->currentData().toString();
     return c;
 }
+
+bool RecipeEditor::setKvCache(const QString& name) {
+    const int i = m_kvCache->findData(name);
+    if (i < 0) return false;
+    m_kvCache->setCurrentIndex(i);
+    return true;
+}
+
+bool RecipeEditor::setRotation(const QString& name) {
+    const int i = m_rotation->findData(name);
+    if (i < 0) return false;
+    m_rotation->setCurrentIndex(i);
+    return true;
+}
+
+QString RecipeEditor::kvCache() const { return m_kvCache->currentData().toString(); }
+QString RecipeEditor::rotation() const { return m_rotation->currentData().toString(); }
 
 void RecipeEditor::recompose() {
     if (m_blockSignals) return;
@@ -451,7 +504,8 @@ void RecipeEditor::recompose() {
         overrides << QStringLiteral("%1 → %2").arg(it.key(), it.value() == QLatin1String("off") ? tr("BF16 (off)") : it.value());
     m_overrides->setText(overrides.isEmpty() ? tr("none (right-click a layer in the model panel)") : overrides.join(QLatin1Char('\n')));
     const bool modified = !c.weightFormat.isEmpty() || !c.weightGranularity.isEmpty() || !c.inputFormat.isEmpty() ||
-                          !c.algorithm.isEmpty() || c.calibrationSamples > 0 || !c.layerFormats.isEmpty();
+                          !c.algorithm.isEmpty() || c.calibrationSamples > 0 || !c.layerFormats.isEmpty() ||
+                          !c.kvCache.isEmpty() || !c.rotation.isEmpty();
     m_name = preset() + (modified ? QStringLiteral("+custom") : QString());
     try {
         m_json = composeRecipe(m_presetJson.value(preset()), m_name, c);

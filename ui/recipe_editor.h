@@ -39,6 +39,12 @@ public:
     void setSteps(int steps);
     void setEvalEvery(int steps);
     void setWeightFormat(const QString& format);  // "" = the preset's
+    // The KV-cache format (a --kv-cache name: fp8, nvfp4 ...; "none"; "" = the preset's) and the
+    // rotation (hadamard, rht, "none", ""), e.g. from the what-if view. False for unknown names.
+    bool setKvCache(const QString& name);
+    bool setRotation(const QString& name);
+    QString kvCache() const;
+    QString rotation() const;
 
     // The model the recipe is for: parameter count and the tokens it was trained on (0 =
     // unknown), for the QAT planner; data defaults for the built-in demo.
@@ -90,6 +96,8 @@ private:
     QSpinBox* m_groupSize = nullptr;
     QComboBox* m_inputFormat = nullptr;
     QComboBox* m_algorithm = nullptr;
+    QComboBox* m_kvCache = nullptr;
+    QComboBox* m_rotation = nullptr;
     QDoubleSpinBox* m_alpha = nullptr;
     QLineEdit* m_calibration = nullptr;
     QSpinBox* m_calibrationSamples = nullptr;

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QLineEdit>
 #include <QImage>
 #include <QPixmap>
 #include <QTableWidget>
@@ -25,6 +26,9 @@
 #include "ui/inspector_controller.h"
 #include "ui/job_runner.h"
 #include "ui/layer_inspector_view.h"
+#include "ui/recipe_editor.h"
+#include "ui/whatif_controller.h"
+#include "ui/whatif_view.h"
 #include "plots/bar_chart.h"
 #include "ui/model_panel.h"
 #include "ui/project_explorer_panel.h"
@@ -181,7 +185,49 @@ ScreenshotRunner::Shot importanceShot(const QString& file, ThemeManager::Theme t
             }};
 }
 
+// The What-if view comparing `kv` and `rotation`; the comparison runs once for all shots that ask
+// for the same choice.
+ScreenshotRunner::Shot whatIfShot(const QString& file, ThemeManager::Theme theme, const QString& kv, const QString& rotation,
+                                  const QString& tensor, const QString& calibration) {
+    auto wants = [kv, rotation](WhatIfView* v) {
+        if (!v->hasReport()) return true;
+        const WhatIfReport& r = v->report();
+        return QString::fromStdString(r.recipe_name).endsWith(QStringLiteral("-kv_%1-rotate_%2").arg(kv, rotation)) == false;
+    };
+    ScreenshotRunner::Shot shot{file,
+                                [=](MainWindow& w) {
+                                    w.themeManager()->apply(theme);
+                                    w.showView(QStringLiteral("whatif"));
+                                    if (!calibration.isEmpty())
+                                        if (auto* c = w.workbench()->recipeEditor()->findChild<QLineEdit*>(QStringLiteral("calibration")))
+                                            c->setText(calibration);
+                                    WhatIfView* v = w.workbench()->whatIf();
+                                    v->setKvCache(kv);
+                                    v->setRotation(rotation);
+                                },
+                                [=](MainWindow& w) {
+                                    Workbench* wb = w.workbench();
+                                    WhatIfView* v = wb->whatIf();
+                                    if (wb->runner()->isRunning() || !wb->modelPanel()->hasModel()) return false;
+                                    if (wants(v)) {
+                                        wb->whatIfController()->compare(kv, rotation, 8);
+                                        return false;
+                                    }
+                                    if (!tensor.isEmpty()) v->selectTensor(tensor);
+                                    return true;
+                                }};
+    shot.timeoutMs = 600000;  // two quick PTQ runs and two evaluations on a busy machine
+    return shot;
+}
+
 }  // namespace
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::whatIfShots(const QString& stem, const QString& kvCache,
+                                                                  const QString& rotation, const QString& tensor,
+                                                                  const QString& calibration) {
+    return {whatIfShot(stem + QStringLiteral(".png"), ThemeManager::Theme::Light, kvCache, rotation, tensor, calibration),
+            whatIfShot(stem + QStringLiteral("-dark.png"), ThemeManager::Theme::Dark, kvCache, rotation, tensor, calibration)};
+}
 
 ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)
     : QObject(parent), m_window(window), m_directory(directory), m_shots(defaultShots()) {}
@@ -312,12 +358,14 @@ void ScreenshotRunner::next() {
 
 void ScreenshotRunner::capture() {
     const Shot& shot = m_shots[m_index];
-    if (shot.ready && !shot.ready(*m_window) && m_waitedMs < 60000) {
+    if (shot.ready && !shot.ready(*m_window) && m_waitedMs < shot.timeoutMs) {
         m_waitedMs += 100;
         QTimer::singleShot(100, this, &ScreenshotRunner::capture);
         return;
     }
-    if (shot.ready && m_waitedMs >= 60000) std::fprintf(stderr, "quantlab: screenshot %s: not ready after a minute\n", qPrintable(shot.file));
+    if (shot.ready && m_waitedMs >= shot.timeoutMs)
+        std::fprintf(stderr, "quantlab: screenshot %s: not ready after %d s (last error: %s)\n", qPrintable(shot.file),
+                     shot.timeoutMs / 1000, qPrintable(m_window->workbench()->lastError()));
     QTimer::singleShot(kSettleMs, this, [this] {
         const Shot& s = m_shots[m_index];
         for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);

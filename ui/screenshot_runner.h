@@ -23,6 +23,7 @@ public:
         // Polled after setup until true (at most a minute): models open and curves load in the
         // background, so a shot waits for what it shows. Empty: ready at once.
         std::function<bool(MainWindow&)> ready = {};
+        int timeoutMs = 60000;           // how long `ready` may keep it waiting
     };
 
     ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent = nullptr);
@@ -37,6 +38,11 @@ public:
     static std::vector<Shot> encoderShots(const QString& sentences, const QString& pairs);
     // One shot per format, "format-explorer-<name>.png", in the current theme.
     static std::vector<Shot> formatShots(const QStringList& formats);
+    // The What-if view on the open model: "<stem>.png" (light) and "<stem>-dark.png", comparing
+    // `kvCache` and `rotation` (calibration data `calibration`, "" = the editor's) and showing
+    // `tensor` ("" = the one the view picks).
+    static std::vector<Shot> whatIfShots(const QString& stem, const QString& kvCache, const QString& rotation,
+                                         const QString& tensor, const QString& calibration = {});
     void setShots(std::vector<Shot> shots) { m_shots = std::move(shots); }
 
     // Starts after the event loop runs; emits finished() with 0 when every file was written.

@@ -24,6 +24,8 @@
 #include "ui/recipe_editor.h"
 #include "ui/run_controls.h"
 #include "ui/run_launcher.h"
+#include "ui/whatif_controller.h"
+#include "ui/whatif_view.h"
 
 namespace ql {
 namespace {
@@ -59,6 +61,13 @@ Workbench::Workbench(QWidget* parentWidget) : QObject(parentWidget), m_parentWid
         isError ? report(text) : info(text);
     });
     connect(m_explorer, &ProjectExplorerPanel::exportRequested, this, [this](qint64 id) { exportRun(id); });
+    m_whatIf = new WhatIfView(parentWidget);
+    m_whatIf->setObjectName(QStringLiteral("whatIf"));
+    m_whatIfController = new WhatIfController(
+        m_whatIf, m_runner, m_recipe, [this] { return m_model; }, [this] { return startRun(); }, this);
+    connect(m_whatIfController, &WhatIfController::message, this, [this](const QString& text, bool isError) {
+        isError ? report(text) : info(text);
+    });
 
     connect(m_watcher, &ProjectWatcher::runsChanged, this, &Workbench::onRunsChanged);
     connect(m_watcher, &ProjectWatcher::seriesArrived, m_dashboard, &DashboardView::addSeries);
@@ -209,6 +218,7 @@ void Workbench::openModel(const QString& model) {
                 return;
             }
             m_modelPanel->setModel(*summary);
+            m_whatIf->setModel(*summary);
             double fpTokens = 0;
             const qint64 seqTokens = summary->config.max_positions > 0 ? summary->config.max_positions : 64;
             if (summary->is_demo) {

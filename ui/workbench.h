@@ -34,6 +34,8 @@ class ModelPanel;
 class ProjectExplorerPanel;
 class RecipeEditor;
 class RunControls;
+class WhatIfController;
+class WhatIfView;
 
 class Workbench : public QObject {
     Q_OBJECT
@@ -82,6 +84,8 @@ public:
     LogPanel* logPanel() const { return m_log; }
     LayerInspectorView* inspector() const { return m_inspector; }
     InspectorController* inspectorController() const { return m_inspectorController; }
+    WhatIfView* whatIf() const { return m_whatIf; }
+    WhatIfController* whatIfController() const { return m_whatIfController; }
     // The last error shown to the user ("" when none since the last success).
     QString lastError() const { return m_lastError; }
     // The Export Doctor's report on the last export (what exportFinished announced).
@@ -116,6 +120,8 @@ private:
     LogPanel* m_log = nullptr;
     LayerInspectorView* m_inspector = nullptr;
     InspectorController* m_inspectorController = nullptr;
+    WhatIfView* m_whatIf = nullptr;
+    WhatIfController* m_whatIfController = nullptr;
     QString m_project, m_model, m_lastError;
     DoctorReport m_lastExportDoctor;
     QVector<RunRow> m_runs;

@@ -35,6 +35,7 @@ Command divergence_command();
 Command doctor_command();
 Command experiment_command();
 Command embed_command();
+Command whatif_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

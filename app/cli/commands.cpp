@@ -22,6 +22,7 @@ const std::vector<Command>& all_commands() {
         doctor_command(),
         project_command(),
         experiment_command(),
+        whatif_command(),
     };
     return commands;
 }

@@ -24,7 +24,9 @@ std::string usage() {
     for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
     return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
            "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32] [--eval-data E]\n"
-           "    [--imatrix F] [--eval-pairs P]\n\n"
+           "    [--imatrix F] [--eval-pairs P]\n"
+           "    [--kv-cache fp8|fp8_cast|fp8_head|nvfp4|nvfp4_cast|nvfp4_rotate|int8|int8_head|int4|none]\n"
+           "    [--rotate hadamard|rht|none]\n\n"
            "MODEL: an HF model folder, or 'demo'. R: a preset (" + presets + ") or a recipe JSON file (docs/RECIPES.md).\n"
            "D: calibration data (docs/DATA.md; the training split of synthetic tasks), e.g. synthetic:arith.\n"
            "DIR receives the quantized checkpoint (reloadable by eval, inspect, ptq ...) with ptq_report.json and\n"
@@ -35,6 +37,8 @@ std::string usage() {
            "eval/spearman and eval/teacher_spearman.\n"
            "--imatrix F: an importance matrix (quantlab-cli imatrix, llama-imatrix) for weight calibrator imatrix_mse\n"
            "(replaces the recipe's \"imatrix\").\n"
+           "--kv-cache / --rotate put a KV-cache format / a rotation on top of R (its kv_cache / rotation section is\n"
+           "replaced; docs/RECIPES.md), as Model Optimizer's --kv_cache_qformat does.\n"
            "Ctrl-C cancels (exit code 130) and leaves no partial output.";
 }
 
@@ -58,13 +62,28 @@ void print_text(const PtqSummary& s) {
                 static_cast<long long>(s.quantized_parameters));
     std::printf("size         %.3f bits/parameter, %.1f KiB (BF16: %.1f KiB)\n", s.bits_per_parameter, s.model_bytes / 1024.0,
                 s.fp16_bytes / 1024.0);
+    if (s.kv_memory.layers > 0)
+        std::printf("KV cache     %s: %.1f B/token, %.2f MiB per 8k context (BF16: %.2f MiB)\n", s.kv_cache.c_str(),
+                    s.kv_memory.bytes_per_token, s.kv_memory.bytes_8k() / 1048576.0, s.kv_memory.fp16_bytes_8k() / 1048576.0);
+    if (!s.kv_cache_layers.empty()) {
+        std::printf("\n%-40s %-34s %9s %9s %11s %11s\n", "attention", "KV cache", "K dB", "V dB", "k_scale", "v_scale");
+        for (const PtqKvCacheSummary& k : s.kv_cache_layers) {
+            auto first = [](const std::vector<float>& v) { return v.empty() ? std::string("-") : std::to_string(v[0]); };
+            std::printf("%-40s %-34s %9s %9s %11s %11s\n", k.attention.c_str(), k.quantizer.c_str(), db(k.key_sqnr_db).c_str(),
+                        db(k.value_sqnr_db).c_str(), first(k.key_scale).c_str(), first(k.value_scale).c_str());
+        }
+    }
+    if (s.rotation != "off") {
+        std::printf("rotation     %s\n", s.rotation.c_str());
+        for (const std::string& n : s.rotation_notes) std::printf("             %s\n", n.c_str());
+    }
     if (!s.out_dir.empty()) std::printf("written      %s\n", s.out_dir.c_str());
     std::printf("seconds      %.2f\n", s.seconds);
 }
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
-                        "--eval-data", "--imatrix", "--eval-pairs"},
+                        "--eval-data", "--imatrix", "--eval-pairs", "--kv-cache", "--rotate"},
                 {"--json", "--force"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
@@ -81,6 +100,8 @@ int run(const std::vector<std::string>& args) {
     req.seed = p.seed();
     req.token_dtype = p.value("--dtype").value_or("");
     req.imatrix = p.value("--imatrix").value_or("");
+    req.kv_cache = p.value("--kv-cache").value_or("");
+    req.rotate = p.value("--rotate").value_or("");
     const std::optional<std::string> eval_data = p.value("--eval-data");
     if (eval_data && req.out_dir.empty()) throw UserError("ptq: --eval-data needs --out (the checkpoint to evaluate)");
     const std::string eval_pairs = p.value("--eval-pairs").value_or("");
@@ -89,13 +110,16 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info = recorded_run_info(p, "ptq", req.recipe + " on " + req.model, req.model, req.recipe);
+    projects::ProjectRunInfo info = recorded_run_info(p, "ptq", req.recipe + " on " + req.model, req.model, req.recipe, req.kv_cache,
+                                                        req.rotate);
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},
                                        {"calib", req.calibration},
                                        {"out", req.out_dir},
                                        {"samples", req.samples},
-                                       {"seed", req.seed}})
+                                       {"seed", req.seed},
+                                       {"kv_cache", req.kv_cache},
+                                       {"rotate", req.rotate}})
                            .dump();
     PtqSummary s;
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) {

@@ -9,14 +9,15 @@
 namespace ql::cli {
 
 projects::ProjectRunInfo recorded_run_info(const ArgParser& p, std::string kind, std::string name,
-                                           const std::string& model, const std::string& recipe) {
+                                           const std::string& model, const std::string& recipe,
+                                           const std::string& kv_cache, const std::string& rotate) {
     projects::ProjectRunInfo info;
     info.kind = std::move(kind);
     info.name = std::move(name);
     if (p.has("--project")) {
         info.model_name = model;
         info.model_path = resolved_model_folder(model);
-        if (!recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(recipe);
+        if (!recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(recipe, kv_cache, rotate);
     }
     return info;
 }

@@ -13,8 +13,9 @@ namespace ql::cli {
 // kind and name as shown in the project; with --project also the model (its resolved folder)
 // and, when `recipe` is not empty, the recipe's name and JSON. Without --project nothing is
 // resolved (a model lookup costs time and needs no answer then). config_json stays "{}" for the
-// caller to fill.
+// caller to fill. kv_cache / rotate: the --kv-cache / --rotate overlays (recorded in the recipe).
 projects::ProjectRunInfo recorded_run_info(const ArgParser& p, std::string kind, std::string name,
-                                           const std::string& model, const std::string& recipe = {});
+                                           const std::string& model, const std::string& recipe = {},
+                                           const std::string& kv_cache = {}, const std::string& rotate = {});
 
 }  // namespace ql::cli

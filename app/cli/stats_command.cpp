@@ -22,7 +22,8 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli stats MODEL [--recipe R] [--calib D] [--formats a,b,...] [--layers x,y,...] [--json]\n"
-    "    [--project P.qlab] [--samples N] [--seq-len T] [--seed S] [--top-k K] [--bins B] [--reference R]\n\n"
+    "    [--project P.qlab] [--samples N] [--seq-len T] [--seed S] [--top-k K] [--bins B] [--reference R]\n"
+    "    [--kv-cache K] [--rotate hadamard|rht|none]\n\n"
     "Per Linear / Conv2d layer: weight statistics (amax, percentiles of |w|, kurtosis, max/mean |w|, histograms,\n"
     "per-channel absmax, top-k outliers) and, with --calib D, the same for the layer's inputs on D; then for\n"
     "each format (default fp8_e4m3, nvfp4, mxfp4, mxfp6_e2m3, mxfp8_e4m3, int8, int4, nf4; the recipe's or the\n"
@@ -30,7 +31,9 @@ const char* kUsage =
     "MODEL: an HF folder, 'demo', a QuantLab quantized checkpoint or a GGUF file (its own type per layer is the\n"
     "chosen format, with the block scales the file stores; --reference R, an FP model of the same shapes, gives\n"
     "the file's weight and output error against R). --project stores everything as layer\n"
-    "statistics of a 'stats' run (docs/STATISTICS.md).";
+    "statistics of a 'stats' run (docs/STATISTICS.md). --kv-cache K (with --calib) adds the cached keys and\n"
+    "values of every attention layer, whole and per KV head, as records '<attention>.k_cache[.head<h>]' with K's\n"
+    "grid; --rotate measures the rotated model (docs/RECIPES.md).";
 
 std::string db(double v) {
     if (std::isnan(v)) return "-";
@@ -68,7 +71,7 @@ void print_text(const LayerStatsReport& r) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("stats", {"--recipe", "--calib", "--formats", "--layers", "--project", "--samples", "--seq-len", "--seed", "--top-k", "--bins",
-                          "--reference"},
+                          "--reference", "--kv-cache", "--rotate"},
                 {"--json"});
     p.parse(args);
     if (p.positional().size() != 1) throw UserError("stats: expected one MODEL (an HF model folder, 'demo' or a checkpoint)");
@@ -77,6 +80,10 @@ int run(const std::vector<std::string>& args) {
     req.recipe = p.value("--recipe").value_or("");
     req.calibration = p.value("--calib").value_or("");
     req.reference = p.value("--reference").value_or("");
+    req.kv_cache = p.value("--kv-cache").value_or("");
+    req.rotate = p.value("--rotate").value_or("");
+    if (!req.kv_cache.empty() && req.calibration.empty())
+        throw UserError("stats: --kv-cache needs --calib (keys and values come from a calibration pass)");
     if (p.has("--formats")) req.formats = split_list(*p.value("--formats"));
     if (p.has("--layers")) req.layers = split_list(*p.value("--layers"));
     req.samples = p.integer("--samples", 32);
@@ -92,14 +99,17 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info = recorded_run_info(p, "stats", "stats of " + req.model, req.model, req.recipe);
+    projects::ProjectRunInfo info = recorded_run_info(p, "stats", "stats of " + req.model, req.model, req.recipe, req.kv_cache,
+                                                        req.rotate);
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},
                                        {"calib", req.calibration},
                                        {"formats", req.formats},
                                        {"layers", req.layers},
                                        {"samples", req.samples},
-                                       {"seed", req.seed}})
+                                       {"seed", req.seed},
+                                       {"kv_cache", req.kv_cache},
+                                       {"rotate", req.rotate}})
                            .dump();
     LayerStatsReport r;
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) {

@@ -27,7 +27,8 @@ const char* kUsage =
     "    [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
     "    [--encoder-loss cosine|mse] [--hidden-weight W] [--eval-pairs P]\n"
-    "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n\n"
+    "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n"
+    "    [--kv-cache K] [--rotate hadamard|rht|none]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
     "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
@@ -35,7 +36,8 @@ const char* kUsage =
     "checkpoint), checkpoint/ (resume state, also written every --checkpoint-every steps and when stopped) and\n"
     "train_report.json. --fp-steps N (qat, cooldown fusion): N full-precision steps first, then QAT where the LR\n"
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
-    "bit-exactly. Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
+    "bit-exactly. --kv-cache K / --rotate R overlay a KV-cache format (as ptq) / a rotation on the recipe (FP MODEL\n"
+    "only). Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
     "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
     "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
     "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
@@ -62,7 +64,7 @@ int run(const std::vector<std::string>& args) {
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
                  "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
-                 "--encoder-loss", "--hidden-weight", "--eval-pairs"},
+                 "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -72,6 +74,8 @@ int run(const std::vector<std::string>& args) {
     if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the first argument is qat or qad, got '" + req.mode + "'");
     req.model = p.positional()[1];
     req.recipe = p.value("--recipe").value_or("");
+    req.kv_cache = p.value("--kv-cache").value_or("");
+    req.rotate = p.value("--rotate").value_or("");
     req.data = p.required("--data");
     req.out_dir = p.required("--out");
     req.eval_data = p.value("--eval-data").value_or("");
@@ -125,10 +129,11 @@ int run(const std::vector<std::string>& args) {
     CliJobSink cli_sink;
     projects::ProjectRunInfo info = recorded_run_info(
         p, req.mode, req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data, req.model,
-        req.recipe);
+        req.recipe, req.kv_cache, req.rotate);
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
-                                       {"temperature", req.temperature}, {"out", req.out_dir}})
+                                       {"temperature", req.temperature}, {"out", req.out_dir},
+                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}})
                            .dump();
     TrainReport r;
     try {

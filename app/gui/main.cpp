@@ -61,7 +61,16 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshotPairs(QStringLiteral("screenshot-pairs"),
                                              QStringLiteral("With --screenshot-sentences: the eval pairs file."),
                                              QStringLiteral("FILE"));
-    parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, theme, format});
+    const QCommandLineOption screenshotWhatIf(
+        QStringLiteral("screenshot-whatif"),
+        QStringLiteral("With --screenshot-dir: render the What-if view of the opened model as STEM.png and STEM-dark.png "
+                       "(KV cache K, rotation R, tensor T shown; --screenshot-calib for the calibration data)."),
+        QStringLiteral("STEM,K,R[,T]"));
+    const QCommandLineOption screenshotCalib(QStringLiteral("screenshot-calib"),
+                                             QStringLiteral("With --screenshot-whatif: the calibration data."),
+                                             QStringLiteral("DATA"));
+    parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
+                       screenshotCalib, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -122,6 +131,15 @@ int main(int argc, char** argv) {
                 if (names.contains(QString(shot.file).remove(QStringLiteral(".png")))) shots.push_back(shot);
             if (shots.empty()) std::fprintf(stderr, "quantlab: --screenshot-only names no shot (ignored)\n");
             else runner.setShots(std::move(shots));
+        }
+        if (parser.isSet(screenshotWhatIf)) {
+            const QStringList w = parser.value(screenshotWhatIf).split(QLatin1Char(','));
+            if (w.size() < 3) {
+                std::fprintf(stderr, "quantlab: --screenshot-whatif expects STEM,KV,ROTATION[,TENSOR]\n");
+                return 1;
+            }
+            runner.setShots(ql::ScreenshotRunner::whatIfShots(w[0], w[1], w[2], w.size() > 3 ? w[3] : QString(),
+                                                              parser.value(screenshotCalib)));
         }
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();

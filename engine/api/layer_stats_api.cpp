@@ -12,6 +12,7 @@
 #include "engine/data/dataset.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
+#include "engine/quant/rotation.h"
 #include "engine/stats/layer_statistics.h"
 
 namespace ql {
@@ -30,13 +31,22 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
     report.model_path = opened.path;
     if (opened.quantization && !req.recipe.empty())
         throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");
+    if (opened.quantization && (!req.kv_cache.empty() || !req.rotate.empty()))
+        throw UserError("stats: " + opened.path + " is a quantized checkpoint; --kv-cache and --rotate apply to a full-precision model");
     std::unique_ptr<QuantizedModel> own;
     QuantizedModel* q = opened.quantization.get();
     if (!q) {
         Recipe recipe = req.recipe.empty() ? Recipe{} : load_recipe(req.recipe);
         if (req.recipe.empty()) recipe.source = "no recipe";
+        overlay_recipe(recipe, req.kv_cache, req.rotate);
         own = std::make_unique<QuantizedModel>(*opened.model, recipe);
         q = own.get();
+        if (recipe.rotation.enabled()) {
+            // The statistics of the rotated model: what PTQ with this recipe quantizes.
+            const RotationReport r = rotate_model(*q);
+            for (const std::string& line : r.applied) sink.log(LogLevel::Info, "rotation: " + line);
+            q->mark_rotated(r.applied);
+        }
     }
     sink.progress(1, 1, "load");
 
@@ -57,6 +67,7 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
                             " layers, hidden " + std::to_string(b.hidden_size) + ") does not match " + opened.path);
         options.reference = reference.model.get();
     }
+    options.kv_per_head = req.kv_per_head;
     if (!req.calibration.empty()) {
         DataOptions o;
         o.split = DataSplit::Train;

@@ -14,6 +14,7 @@
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
+#include "engine/quant/rotation.h"
 
 namespace ql {
 namespace {
@@ -111,6 +112,13 @@ std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std
                                              const std::string& source) {
     OpenedModel m = open_model(model);
     const Recipe recipe = parse_recipe(recipe_json, source);
+    {
+        // The KV cache and the rotation's block sizes are checked against the model too (a KV
+        // cache on an encoder, an exclude glob matching no attention, an rht block that does not
+        // divide a layer); nothing is changed.
+        const QuantizedModel check(*m.model, recipe);
+        online_rotations(check);
+    }
     std::vector<LayerSummary> out;
     for (const LayerQuantPlan& p : plan_recipe(recipe, *m.model)) {
         LayerSummary ls = layer_summary(*p.layer);

@@ -15,6 +15,7 @@
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"
+#include "engine/quant/quantized_model.h"
 
 namespace ql {
 namespace {
@@ -42,12 +43,54 @@ PtqLayerSummary summary_of(const LayerPtqReport& r) {
     return s;
 }
 
+nlohmann::json floats_json(const std::vector<float>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (float x : v) a.push_back(x);
+    return a;
+}
+
+nlohmann::json kv_cache_report_json(const PtqSummary& s) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const PtqKvCacheSummary& k : s.kv_cache_layers)
+        layers.push_back({{"attention", k.attention},
+                          {"quantizer", k.quantizer},
+                          {"key_amax", floats_json(k.key_amax)},
+                          {"value_amax", floats_json(k.value_amax)},
+                          {"key_scale", floats_json(k.key_scale)},
+                          {"value_scale", floats_json(k.value_scale)},
+                          {"key_sqnr_db", finite_or_null(k.key_sqnr_db)},
+                          {"value_sqnr_db", finite_or_null(k.value_sqnr_db)},
+                          {"tokens", k.tokens}});
+    const KvCacheMemorySummary& m = s.kv_memory;
+    return {{"quantizer", s.kv_cache},
+            {"layers", layers},
+            {"attention_layers", m.layers},
+            {"kv_heads", m.kv_heads},
+            {"head_dim", m.head_dim},
+            {"bytes_per_token", m.bytes_per_token},
+            {"fp16_bytes_per_token", m.fp16_bytes_per_token},
+            {"bytes_8k", m.bytes_8k()},
+            {"fp16_bytes_8k", m.fp16_bytes_8k()}};
+}
+
+KvCacheMemorySummary kv_memory_summary(const KvCacheMemory& m) {
+    KvCacheMemorySummary s;
+    s.layers = m.layers;
+    s.kv_heads = m.kv_heads;
+    s.head_dim = m.head_dim;
+    s.bytes_per_token = m.bytes_per_token();
+    s.fp16_bytes_per_token = m.fp16_bits_per_token / 8.0;
+    return s;
+}
+
 }  // namespace
 
 std::vector<std::string> recipe_preset_names() { return preset_names(); }
 
-std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe) {
-    const Recipe r = load_recipe(recipe);
+std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe, const std::string& kv_cache,
+                                                         const std::string& rotate) {
+    Recipe r = load_recipe(recipe);
+    overlay_recipe(r, kv_cache, rotate);
     return {r.name, recipe_to_json(r)};
 }
 
@@ -83,7 +126,9 @@ std::string ptq_report_json(const PtqSummary& s) {
                         {"model_bytes", s.model_bytes},
                         {"fp16_bytes", s.fp16_bytes},
                         {"seconds", s.seconds},
-                        {"layers", layers}};
+                        {"layers", layers},
+                        {"kv_cache", kv_cache_report_json(s)},
+                        {"rotation", {{"method", s.rotation}, {"notes", s.rotation_notes}}}};
     return j.dump(2) + "\n";
 }
 
@@ -110,6 +155,7 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     sink.progress(0, 0, "load");
     // Everything is checked before any work: recipe syntax, the recipe against the model, data.
     Recipe recipe = load_recipe(req.recipe);
+    overlay_recipe(recipe, req.kv_cache, req.rotate);
     OpenedModel opened = open_model(req.model);
     if (opened.quantization)
         throw UserError("ptq: " + opened.path + " is already quantized; quantize its source model instead");
@@ -152,6 +198,17 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     sink.metric(0, "model/bytes", s.model_bytes);
     sink.metric(0, "time/seconds", s.seconds);
     for (const LayerPtqReport& r : result.layers) s.layers.push_back(summary_of(r));
+    s.kv_cache = recipe.kv_cache.describe();
+    s.rotation = recipe.rotation.describe();
+    s.rotation_notes = result.rotation;
+    for (const KvCachePtqReport& k : result.kv_cache)
+        s.kv_cache_layers.push_back({k.attention, k.quantizer, k.key_amax, k.value_amax, k.key_scale, k.value_scale,
+                                     k.key_sqnr_db, k.value_sqnr_db, k.tokens});
+    s.kv_memory = kv_memory_summary(result.kv_memory);
+    if (s.kv_memory.layers > 0) {
+        sink.metric(0, "model/kv_cache_bytes_per_token", s.kv_memory.bytes_per_token);
+        sink.metric(0, "model/kv_cache_bytes_8k", s.kv_memory.bytes_8k());
+    }
     if (!req.out_dir.empty()) {
         cancel.throw_if_cancelled();
         sink.progress(0, 1, "save");

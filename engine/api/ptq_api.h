@@ -23,6 +23,11 @@ struct PtqRequest {
     uint64_t seed = 0;            // synthetic calibration data
     std::string token_dtype;      // raw .bin token files
     std::string imatrix;          // importance matrix file ("" = the recipe's "imatrix", if any)
+    // Overlays on the recipe (engine/quant/recipe.h overlay_recipe): a KV-cache preset (fp8,
+    // fp8_cast, nvfp4, nvfp4_cast, nvfp4_rotate, int8, int8_head, int4, fp8_head, none) and a
+    // rotation (hadamard, rht, none); "" keeps the recipe's own sections.
+    std::string kv_cache;
+    std::string rotate;
 };
 
 // One layer's outcome (see engine/ptq/ptq_pipeline.h for the definitions).
@@ -33,6 +38,23 @@ struct PtqLayerSummary {
     double input_amax = 0, input_clipped_fraction = 0, awq_alpha = -1, gptq_proxy_loss = -1, seconds = 0;
 };
 
+// One attention's KV cache (see engine/ptq/ptq_pipeline.h KvCachePtqReport).
+struct PtqKvCacheSummary {
+    std::string attention, quantizer;
+    std::vector<float> key_amax, value_amax, key_scale, value_scale;
+    double key_sqnr_db = 0, value_sqnr_db = 0;  // NaN when the cache is not quantized
+    int64_t tokens = 0;
+};
+
+// KV-cache memory of a decoder per token of context and for an 8k context (8192 tokens, one
+// sequence), next to the weights' bytes; zero for models without a KV cache.
+struct KvCacheMemorySummary {
+    int64_t layers = 0, kv_heads = 0, head_dim = 0;
+    double bytes_per_token = 0, fp16_bytes_per_token = 0;
+    double bytes_8k() const { return bytes_per_token * 8192.0; }
+    double fp16_bytes_8k() const { return fp16_bytes_per_token * 8192.0; }
+};
+
 struct PtqSummary {
     std::string model_path, recipe_name, method, calibration, out_dir;
     std::string recipe_json;      // the recipe as applied (canonical JSON)
@@ -41,6 +63,11 @@ struct PtqSummary {
     double bits_per_parameter = 0, model_bytes = 0, fp16_bytes = 0;
     double seconds = 0;
     std::vector<PtqLayerSummary> layers;
+    std::string kv_cache = "off";             // the recipe's KV cache, described
+    std::string rotation = "off";             // the recipe's rotation, described
+    std::vector<std::string> rotation_notes;  // what the rotation step did and skipped
+    std::vector<PtqKvCacheSummary> kv_cache_layers;
+    KvCacheMemorySummary kv_memory;
 };
 
 // Validates everything first (model, recipe against the model, data), then runs the pipeline
@@ -58,7 +85,8 @@ std::vector<std::string> recipe_preset_names();
 
 // What a project records before a run starts: the recipe (preset name or file) as canonical JSON
 // with its name, and the folder a MODEL argument names ("demo" resolved). UserError like run_ptq.
-std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe);
+std::pair<std::string, std::string> recipe_name_and_json(const std::string& recipe, const std::string& kv_cache = "",
+                                                         const std::string& rotate = "");
 std::string resolved_model_folder(const std::string& model);
 
 }  // namespace ql

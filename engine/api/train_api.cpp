@@ -96,10 +96,13 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     if (q && !req.recipe.empty())
         throw UserError("train: " + student.path + " is already quantized with its own recipe; drop --recipe");
     if (q && req.fp_steps > 0) throw UserError("train: --fp-steps needs a full-precision MODEL and a --recipe");
+    if (q && (!req.kv_cache.empty() || !req.rotate.empty()))
+        throw UserError("train: " + student.path + " is already quantized; --kv-cache and --rotate apply to a full-precision MODEL");
     std::optional<Recipe> recipe;
     if (!q) {
         if (req.recipe.empty()) throw UserError("train: --recipe is required for a full-precision model");
         recipe = load_recipe(req.recipe);
+        overlay_recipe(*recipe, req.kv_cache, req.rotate);
         if (req.fp_steps > 0 && recipe->algorithm.method != "max")
             throw UserError("train: --fp-steps recalibrates at the switch and needs a recipe with the max algorithm, not " +
                             recipe->algorithm.method);
@@ -199,7 +202,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         if (m.accuracy) return *m.accuracy;
         return -m.loss;
     };
-    config.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
+    nlohmann::json run_identity = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                          {"data", req.data}, {"teacher", req.teacher}, {"steps", req.steps},
                                          {"batch_size", req.batch_size}, {"grad_accumulation", req.grad_accumulation},
                                          {"lr", req.lr}, {"schedule", req.schedule}, {"warmup", req.warmup_steps},
@@ -208,14 +211,15 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
                                          {"clip_norm", req.clip_norm}, {"temperature", req.temperature},
                                          {"ce_weight", req.ce_weight}, {"clip_gradient", req.clip_gradient},
                                          {"distill_all_positions", req.distill_all_positions}, {"lsq", req.learned_scales},
-                                         {"seed", req.seed}, {"seq_len", req.sequence_length}})
-                             .dump();
+                                         {"seed", req.seed}, {"seq_len", req.sequence_length}});
     if (student.model->is_encoder()) {  // only there, so that existing decoder checkpoints still resume
-        nlohmann::json j = nlohmann::json::parse(config.config_json);
-        j["encoder_loss"] = req.encoder_loss;
-        j["hidden_weight"] = req.hidden_weight;
-        config.config_json = j.dump();
+        run_identity["encoder_loss"] = req.encoder_loss;
+        run_identity["hidden_weight"] = req.hidden_weight;
     }
+    // The overlays join the identity only when given, so runs without them resume as before.
+    if (!req.kv_cache.empty()) run_identity["kv_cache"] = req.kv_cache;
+    if (!req.rotate.empty()) run_identity["rotate"] = req.rotate;
+    config.config_json = run_identity.dump();
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {
         report.after = evaluate_all(*student.model, teacher_model, c);

@@ -17,6 +17,8 @@ struct TrainRequest {
     std::string mode = "qad";        // qat | qad
     std::string model;               // FP model (HF folder / "demo") or a quantized checkpoint (ptq output)
     std::string recipe;              // required for an FP model (PTQ-calibrated first); "" for a checkpoint
+    std::string kv_cache;            // overlays on the recipe (PtqRequest::kv_cache / rotate); FP model only
+    std::string rotate;
     std::string data;                // training data (docs/DATA.md), e.g. synthetic:arith:+
     std::string eval_data;           // held-out data ("" = the training spec's validation split)
     std::string eval_pairs;          // sentence encoders: a pairs file for eval/spearman ("" = none)

@@ -112,6 +112,10 @@ struct LayerStatsRequest {
     int top_k = 16;
     int bins = 128;
     int64_t sample_rows = 2048;  // added: input rows per layer kept for activation statistics
+    // added: overlays on the recipe as `quantlab-cli ptq` has them (--kv-cache, --rotate); a
+    // rotation is applied before anything is measured, a KV format adds kind "kv_cache" records.
+    std::string kv_cache, rotate;
+    bool kv_per_head = true;     // added: one KV-cache record per KV head besides the whole cache
 };
 
 struct LayerStatsReport {

@@ -123,6 +123,17 @@ std::string report_html(const ReportInputs& in, const std::vector<ExportSeries>&
     if (q.model().is_encoder())  // what its eval/cosine_* and eval/spearman metrics compare
         h << "<tr><th>sentence embedding</th><td>" << esc(c.sentence.pooling_name()) << " pooling"
           << (c.sentence.normalize ? ", L2-normalised" : "") << " (" << esc(c.sentence.source) << ")</td></tr>\n";
+    // The KV cache next to the weights: per token of context and for an 8k context.
+    const KvCacheMemory kv = q.kv_cache_memory();
+    if (kv.layers > 0)
+        h << "<tr><th>KV cache</th><td>" << esc(q.recipe().kv_cache.describe()) << ": " << num(kv.bytes_per_token())
+          << " bytes per token, " << num(kv.bytes_for(8192) / 1048576.0) << " MiB per 8k context (BF16: "
+          << num(kv.fp16_bits_per_token * 8192.0 / 8.0 / 1048576.0) << " MiB)</td></tr>\n";
+    if (q.recipe().rotation.enabled()) {
+        h << "<tr><th>rotation</th><td>" << esc(q.recipe().rotation.describe());
+        for (const std::string& n : q.rotation_notes()) h << "<br>" << esc(n);
+        h << "</td></tr>\n";
+    }
     h << "</table>\n";
 
     h << "<h2>Recipe</h2>\n<p>" << esc(q.recipe().name) << " &mdash; " << esc(q.recipe().description) << "</p>\n<pre>"
@@ -192,6 +203,24 @@ std::string report_html(const ReportInputs& in, const std::vector<ExportSeries>&
                  "output SQNR per layer");
     else
         h << "<p>No per-layer output SQNR (the checkpoint has no ptq_report.json).</p>\n";
+
+    // KV caches: the scales a deployment uses and the cache's error on calibration tokens.
+    if (ptq.is_object() && ptq.contains("kv_cache") && ptq["kv_cache"].is_object() && ptq["kv_cache"].contains("layers") &&
+        ptq["kv_cache"]["layers"].is_array() && !ptq["kv_cache"]["layers"].empty()) {
+        h << "<h2>KV cache</h2>\n<table><tr><th>attention</th><th>quantizer</th><th>k_scale</th><th>v_scale</th>"
+             "<th>K SQNR dB</th><th>V SQNR dB</th></tr>\n";
+        auto first = [](const json& l, const char* k) {
+            return l.contains(k) && l[k].is_array() && !l[k].empty() && l[k][0].is_number() ? num(l[k][0].get<double>()) +
+                                                                                                  (l[k].size() > 1 ? " …" : "")
+                                                                                            : std::string("-");
+        };
+        auto db = [](const json& l, const char* k) { return l.contains(k) && l[k].is_number() ? num(l[k].get<double>()) : std::string("-"); };
+        for (const json& l : ptq["kv_cache"]["layers"])
+            h << "<tr><td>" << esc(l.value("attention", "")) << "</td><td>" << esc(l.value("quantizer", "")) << "</td><td>"
+              << first(l, "key_scale") << "</td><td>" << first(l, "value_scale") << "</td><td>" << db(l, "key_sqnr_db")
+              << "</td><td>" << db(l, "value_sqnr_db") << "</td></tr>\n";
+        h << "</table>\n";
+    }
 
     // Environment and reproducibility.
     const RuntimeInfo rt = initialise_engine_runtime();

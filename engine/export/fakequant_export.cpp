@@ -10,6 +10,7 @@
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/quant/quant_plan.h"
+#include "engine/quant/rotation.h"
 
 namespace ql {
 namespace {
@@ -25,18 +26,27 @@ FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& 
                                     bool force, JobSink& sink, const CancellationToken& cancel, const FolderCheck& before_commit) {
     FolderExportResult result;
     std::map<std::string, at::Tensor> replaced;  // file name -> dequantized weight in file layout
-    int64_t inputs = 0, folded = 0;
+    int64_t inputs = 0, folded = 0, unrotated = 0;
+    std::map<const QuantizableLayer*, HadamardRotation> online;
+    for (const auto& [layer, r] : online_rotations(q))
+        if (layer->input_rotation) online[layer] = r;
     for (const auto& lp : q.layers()) {
         LayerQuantizer& l = *lp;
         cancel.throw_if_cancelled();
         if (l.input_enabled()) ++inputs;
-        if (!l.weight_enabled()) continue;
-        at::Tensor w = l.quantized_weight().to(at::kFloat);
+        const auto rotation = online.find(&l.layer());
+        if (!l.weight_enabled() && rotation == online.end()) continue;
+        at::Tensor w = (l.weight_enabled() ? l.quantized_weight() : l.layer().weight.detach()).to(at::kFloat);
         if (l.pre_quant_scale().defined()) {
             // (x * s) W^T == x (W diag(s))^T: fold the per-input-feature scale into the columns.
             const at::Tensor& s = l.pre_quant_scale();
             w = l.layer().kind() == LayerKind::Conv2d ? w * s.view({1, -1, 1, 1}) : w * s;
             ++folded;
+        }
+        if (rotation != online.end()) {
+            // x -> x H before the layer: ((x H) W^T) = x (W H)^T, a plain weight again.
+            w = fold_input_rotation(w, rotation->second);
+            ++unrotated;
         }
         const auto* linear = dynamic_cast<const LinearLayer*>(&l.layer());
         replaced[l.name() + ".weight"] = (linear && linear->file_layout_in_out ? w.t() : w).contiguous();
@@ -49,6 +59,21 @@ FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& 
     if (folded > 0)
         result.warnings.push_back(std::to_string(folded) +
                                   " layers have a pre_quant_scale (AWQ / SmoothQuant); it is folded into their weight columns");
+    if (unrotated > 0)
+        result.warnings.push_back(std::to_string(unrotated) +
+                                  " layers rotate their input online (Hadamard); the rotation is folded into their weights "
+                                  "(W H: the same product up to float rounding, no longer on the format's grid)");
+    for (const auto& kv : q.kv_caches())
+        if (kv->rotates_qk()) {
+            result.warnings.push_back("the Q/K rotation before the KV cache cancels in the attention scores and is left out");
+            break;
+        }
+    for (const auto& kv : q.kv_caches())
+        if (kv->configured() && kv->enabled()) {
+            result.warnings.push_back("the KV-cache quantization (" + kv->settings().describe() +
+                                      ") is not part of a fake-quantized checkpoint: K and V run in full precision where it is loaded");
+            break;
+        }
 
     // The source's dtypes, where it has the tensor.
     std::map<std::string, SafetensorsDtype> source_dtype;

@@ -23,6 +23,7 @@
 #include "engine/io/gguf_decode.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
+#include "engine/quant/plain_weights.h"
 #include "engine/quant/quantized_model.h"
 
 namespace ql {
@@ -159,6 +160,16 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
     result.from_gguf = opened.gguf != nullptr;
 
     QuantizedModel* quantization = opened.quantization.get();
+    if (quantization) {
+        if (const std::string why = plain_weights_refusal(*quantization); !why.empty())
+            throw UserError("GGUF export: " + why + "; export --as fakequant (the rotations folded into the weights)");
+        for (const auto& kv : quantization->kv_caches())
+            if (kv->configured() && kv->enabled()) {
+                result.warnings.push_back("the KV-cache quantization (" + kv->settings().describe() +
+                                          ") is not written: llama.cpp chooses its cache type at run time (--cache-type-k/v)");
+                break;
+            }
+    }
     bool warned_inputs = false;
     // The quantizer of `layer` with a configured weight quantizer, or null.
     auto quantized_layer = [&](const std::string& layer) -> LayerQuantizer* {

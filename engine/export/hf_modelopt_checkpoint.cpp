@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/export/kv_cache_export.h"
 #include "engine/export/export_validator.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
@@ -72,12 +73,11 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
     if (!qc.is_object() || !qc.contains("quantization") || !qc["quantization"].is_object())
         throw UserError(qc_path + ": quantization: expected an object");
     const json& q = qc["quantization"];
-    std::string kv_format;
+    std::string kv_algo;
     if (q.contains("kv_cache_quant_algo") && !q["kv_cache_quant_algo"].is_null()) {
-        const json& k = q["kv_cache_quant_algo"];
-        if (k == "FP8") kv_format = "fp8_e4m3";
-        else if (k == "NVFP4") kv_format = "nvfp4";
-        else throw UserError(qc_path + ": quantization.kv_cache_quant_algo: expected \"FP8\", \"NVFP4\" or null, got " + k.dump());
+        if (!q["kv_cache_quant_algo"].is_string())
+            throw UserError(qc_path + ": quantization.kv_cache_quant_algo: expected a string or null");
+        kv_algo = q["kv_cache_quant_algo"].get<std::string>();
     }
     const std::string algo = algo_of(q, qc_path + ": quantization");
     std::vector<std::string> excluded;
@@ -126,8 +126,10 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
     for (const auto& [name, f] : mixed)
         if (!model.find_layer(name)) throw UserError(qc_path + ": quantized_layers: '" + name + "' is not a Linear layer of the model");
 
+    // The KV cache's k_scale / v_scale (kv_cache_export.h).
+    const KvCacheImport kv = read_hf_modelopt_kv_cache(checkpoint, kv_algo, model, qc_path);
     std::vector<ExportTensor> stored;
-    std::set<std::string> used;
+    std::set<std::string> used = kv.tensors;
     for (const HfExportLayer& l : layers) {
         std::vector<std::string> names;
         for (const ExpectedTensor& e : hf_expected_tensors(l.layer, l.format, l.out, l.in)) names.push_back(e.name);
@@ -152,25 +154,6 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         dequantized.push_back(t);
         state[l.layer + ".weight"] = linears[i]->file_layout_in_out ? t.t().contiguous() : t;
     }
-    // KV-cache scales: amax = the float whose / 448 is the stored scale (kv_cache_scales.h).
-    std::optional<KvCacheScales> kv;
-    if (!kv_format.empty()) {
-        kv = KvCacheScales{kv_format, kv_cache_layers(model)};
-        for (KvLayerScales& k : kv->layers) {
-            for (auto [name, amax] : {std::pair<std::string, float*>{k.k_proj + ".k_scale", &k.k_amax},
-                                      std::pair<std::string, float*>{k.v_proj + ".v_scale", &k.v_amax}}) {
-                if (!checkpoint.contains(name))
-                    throw UserError(checkpoint.path() + ": " + name + ": missing (kv_cache_quant_algo is set)");
-                const ExportTensor t = read_tensor(checkpoint, name);
-                if (t.dtype != SafetensorsDtype::F32 || t.bytes.size() != 4)
-                    throw UserError(checkpoint.path() + ": " + name + ": expected one F32 value");
-                float s;
-                std::memcpy(&s, t.bytes.data(), 4);
-                *amax = kv_amax_for_scale(s, checkpoint.path() + ": " + name);
-                used.insert(name);
-            }
-        }
-    }
     for (const std::string& name : checkpoint.names()) {
         if (used.count(name) || state.count(name)) continue;
         const SafetensorsDtype dtype = checkpoint.info(name).dtype;
@@ -188,7 +171,14 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         if (l.format.input_quantized)
             recipe.quant_cfg.push_back({l.layer + ".input_quantizer", patch_for(l.format.input, l.format.input_dynamic)});
     }
+    recipe.kv_cache = kv.settings;
     out.quantization = std::make_unique<QuantizedModel>(model, recipe);
+    for (const auto& [attention, amax] : kv.amax) {
+        KvCacheQuantizer* k = out.quantization->find_kv_cache(attention);
+        if (!k) throw std::logic_error("hf-modelopt import: no KV quantizer for " + attention);
+        k->set_amax(amax.first, amax.second);
+        k->set_enabled(true);
+    }
     for (size_t i = 0; i < layers.size(); ++i) {
         const HfExportLayer& l = layers[i];
         LayerQuantizer& lq = *out.quantization->find(l.layer);
@@ -207,7 +197,6 @@ HfModeloptModel load_hf_modelopt_checkpoint(const std::string& folder) {
         }
         lq.set_enabled(true);
     }
-    out.quantization->set_kv_cache_scales(kv);
     return out;
 }
 

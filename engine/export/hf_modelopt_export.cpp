@@ -11,10 +11,11 @@
 #include "engine/core/engine_runtime.h"
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
-#include "engine/export/export_manifest.h"
+#include "engine/export/kv_cache_export.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/whole_file.h"
+#include "engine/quant/plain_weights.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -77,19 +78,27 @@ bool keep_source_file(const std::string& name) {
            name.rfind("training_state", 0) != 0;
 }
 
+ojson nullable(const std::string& s) { return s.empty() ? ojson(nullptr) : ojson(s); }
+
+// config.json's kv_cache_scheme (modelopt convert_hf_config.py).
+ojson kv_cache_scheme(const std::string& algo) {
+    if (algo.empty()) return nullptr;
+    if (algo == "FP8") return {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}};
+    return algo;
+}
+
 }  // namespace
 
 std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
-                                 const KvCacheScales* kv) {
+                                 const std::string& kv_algo) {
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer");
-    const ojson kv_algo = kv ? ojson(modelopt_kv_cache_algo(kv->format)) : ojson(nullptr);
     ojson q;
     if (single_format(layers)) {
         q = layer_entry(layers.front().format);
-        q["kv_cache_quant_algo"] = kv_algo;
+        q["kv_cache_quant_algo"] = nullable(kv_algo);
         q["exclude_modules"] = excluded;
     } else {
-        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", kv_algo}};
+        q = {{"quant_algo", "MIXED_PRECISION"}, {"kv_cache_quant_algo", nullable(kv_algo)}};
         ojson ql = ojson::object();
         for (const auto& l : layers) ql[l.layer] = layer_entry(l.format);
         q["quantized_layers"] = ql;
@@ -100,7 +109,7 @@ std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const
 
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
                                         const std::vector<std::string>& excluded, const std::string& where,
-                                        const KvCacheScales* kv) {
+                                        const std::string& kv_algo) {
     ojson config = ojson::parse(config_json, nullptr, false);
     if (!config.is_object()) throw UserError(where + ": not a JSON object");
     ojson qc = {{"quant_method", "modelopt"}};
@@ -131,10 +140,7 @@ std::string hf_config_with_quantization(const std::string& config_json, const st
     }
     qc["ignore"] = excluded;
     qc["config_groups"] = groups;
-    // modelopt convert_hf_config.py: FP8 as QuantizationArgs, anything else as the bare name.
-    if (!kv) qc["kv_cache_scheme"] = nullptr;
-    else if (kv->format == "fp8_e4m3") qc["kv_cache_scheme"] = {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}};
-    else qc["kv_cache_scheme"] = modelopt_kv_cache_algo(kv->format);
+    qc["kv_cache_scheme"] = kv_cache_scheme(kv_algo);
     qc["producer"] = producer();
     config["quantization_config"] = qc;
     return config.dump(2) + "\n";
@@ -143,6 +149,10 @@ std::string hf_config_with_quantization(const std::string& config_json, const st
 FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
                                       bool force, JobSink& sink, const CancellationToken& cancel, const FolderCheck& before_commit) {
     const Model& model = q.model();
+    if (const std::string why = plain_weights_refusal(q); !why.empty())
+        throw UserError("hf-modelopt export: " + why +
+                        "; export --as fakequant (the rotations folded into the weights) or quantize without online rotations");
+    const KvCacheExport kv = hf_modelopt_kv_cache(q);
     // Which layers, in which format: all checked before any packing.
     std::vector<HfExportLayer> layers;
     std::vector<LayerQuantizer*> quantizers;
@@ -168,11 +178,10 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     }
     std::sort(excluded.begin(), excluded.end());
     if (layers.empty()) throw UserError("hf-modelopt export: the model has no quantized layer (nothing to export as low-bit)");
-    const KvCacheScales* kv = q.kv_cache_scales() ? &*q.kv_cache_scales() : nullptr;
     const std::string config_path = source_folder + "/config.json";
     const std::string config_text =
-        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path, kv);
-    const std::string quant_text = hf_quant_config_json(layers, excluded, kv);
+        hf_config_with_quantization(read_whole_file(config_path, "model config"), layers, excluded, config_path, kv.quant_algo);
+    const std::string quant_text = hf_quant_config_json(layers, excluded, kv.quant_algo);
 
     // Pack and validate.
     ExportManifest manifest;
@@ -188,19 +197,7 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
         const at::Tensor w = quantizers[i]->quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kFloat).contiguous();
         manifest.layers[layers[i].layer] = {layers[i].format.quant_algo, weight_digest(w.data_ptr<float>(), w.numel()), std::nullopt};
     }
-    if (kv) {
-        // Model Optimizer's names: <attention>.k_proj.k_scale, <attention>.v_proj.v_scale (F32 scalars).
-        manifest.kv_cache_format = kv->format;
-        for (const KvLayerScales& k : kv->layers) {
-            const float ks = kv_scale_of(k.k_amax), vs = kv_scale_of(k.v_amax);
-            ExportTensor kt{k.k_proj + ".k_scale", SafetensorsDtype::F32, {}, std::vector<uint8_t>(4)};
-            ExportTensor vt{k.v_proj + ".v_scale", SafetensorsDtype::F32, {}, std::vector<uint8_t>(4)};
-            std::memcpy(kt.bytes.data(), &ks, 4);
-            std::memcpy(vt.bytes.data(), &vs, 4);
-            packed.push_back(std::move(kt));
-            packed.push_back(std::move(vt));
-        }
-    }
+    if (!kv.quant_algo.empty()) manifest.kv_cache_format = q.recipe().kv_cache.format;
     std::map<std::string, const ExportTensor*> by_name;
     for (const ExportTensor& t : packed) by_name[t.name] = &t;
     validate_hf_export(layers, by_name, "hf-modelopt export of " + source_folder);
@@ -217,6 +214,8 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     }
     for (const ExportTensor& t : packed)
         entries.push_back(SafetensorsWriteEntry{t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
+    for (const ExportTensor& t : kv.tensors)
+        entries.push_back(SafetensorsWriteEntry{t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
 
     cancel.throw_if_cancelled();
     sink.progress(0, 1, "write");
@@ -230,7 +229,7 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     if (before_commit) before_commit(folder.partial_path());
     folder.commit();
     sink.progress(1, 1, "write");
-    return {folder.files(), folder.bytes(), {}};
+    return {folder.files(), folder.bytes(), kv.warnings};
 }
 
 }  // namespace ql

@@ -26,6 +26,9 @@ struct FolderExportResult {
     std::vector<std::string> warnings;
 };
 
+// A model whose function needs runtime rotations (online Hadamards: engine/quant/plain_weights.h)
+// is refused with a UserError pointing to the fakequant export. A quantized KV cache adds
+// k_scale / v_scale and kv_cache_quant_algo (engine/export/kv_cache_export.h).
 // Every layer with an enabled weight quantizer is exported in its Model Optimizer format
 // (UserError listing the supported ones otherwise); Linear layers without one are listed in
 // exclude_modules. Several formats: quant_algo MIXED_PRECISION with quantized_layers. The export
@@ -40,13 +43,13 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
                                       bool force, JobSink& sink, const CancellationToken& cancel,
                                       const FolderCheck& before_commit = {});
 
-// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones,
-// with the KV-cache format when there is one.
+// The two JSON documents for a set of quantized layers and the excluded (high-precision) ones;
+// kv_cache_quant_algo "FP8" / "NVFP4" / "INT8" or "" (null: no KV-cache quantization).
 std::string hf_quant_config_json(const std::vector<HfExportLayer>& layers, const std::vector<std::string>& excluded,
-                                 const KvCacheScales* kv = nullptr);
+                                 const std::string& kv_cache_quant_algo = "");
 // `config_json` (the model's config.json) with "quantization_config" added.
 std::string hf_config_with_quantization(const std::string& config_json, const std::vector<HfExportLayer>& layers,
                                         const std::vector<std::string>& excluded, const std::string& where,
-                                        const KvCacheScales* kv = nullptr);
+                                        const std::string& kv_cache_quant_algo = "");
 
 }  // namespace ql

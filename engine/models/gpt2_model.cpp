@@ -31,6 +31,7 @@ Gpt2Model::Gpt2Model(ModelConfig config) : Model(std::move(config)), blocks_(sta
         add_norm(b.ln_1, p + "ln_1", h, true);
         add_linear(b.c_attn, p + "attn.c_attn", h, 3 * h, true, Init::Normal002, kConv1D);
         add_linear(b.attn_c_proj, p + "attn.c_proj", h, h, true, Init::Normal002, kConv1D);
+        add_attention_site(b.attention, p + "attn");
         add_norm(b.ln_2, p + "ln_2", h, true);
         add_linear(b.c_fc, p + "mlp.c_fc", h, c.intermediate_size, true, Init::Normal002, kConv1D);
         add_linear(b.mlp_c_proj, p + "mlp.c_proj", c.intermediate_size, h, true, Init::Normal002, kConv1D);
@@ -65,9 +66,10 @@ at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids) {
     size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor qkv = b.c_attn.forward(layer_norm(x, b.ln_1, c.norm_eps));
-        const at::Tensor q = split_heads(qkv.narrow(-1, 0, h), c.num_heads, c.head_dim);
-        const at::Tensor k = split_heads(qkv.narrow(-1, h, h), c.num_heads, c.head_dim);
-        const at::Tensor v = split_heads(qkv.narrow(-1, 2 * h, h), c.num_heads, c.head_dim);
+        at::Tensor q = split_heads(qkv.narrow(-1, 0, h), c.num_heads, c.head_dim);
+        at::Tensor k = split_heads(qkv.narrow(-1, h, h), c.num_heads, c.head_dim);
+        at::Tensor v = split_heads(qkv.narrow(-1, 2 * h, h), c.num_heads, c.head_dim);
+        b.attention.apply(q, k, v);  // the KV cache's point, before attention
         x = residual_.pass(++stage, x + b.attn_c_proj.forward(attention(q, k, v, visible, scale)));
         x = residual_.pass(++stage, x + b.mlp_c_proj.forward(activate(b.c_fc.forward(layer_norm(x, b.ln_2, c.norm_eps)), c.activation)));
     }

@@ -28,6 +28,7 @@ private:
     struct Block {
         NormParams ln_1, ln_2;
         LinearLayer c_attn, attn_c_proj, c_fc, mlp_c_proj;
+        AttentionSite attention;
     };
     EmbeddingLayer wte_, wpe_;
     std::vector<Block> blocks_;

@@ -18,6 +18,7 @@ LlamaModel::LlamaModel(ModelConfig config) : Model(std::move(config)), blocks_(s
         add_linear(b.k_proj, p + "self_attn.k_proj", h, kv_out, c.attention_bias);
         add_linear(b.v_proj, p + "self_attn.v_proj", h, kv_out, c.attention_bias);
         add_linear(b.o_proj, p + "self_attn.o_proj", q_out, h, c.attention_out_bias);
+        add_attention_site(b.attention, p + "self_attn");
         add_norm(b.post_attention_layernorm, p + "post_attention_layernorm", h, false);
         add_linear(b.gate_proj, p + "mlp.gate_proj", h, c.intermediate_size, c.mlp_bias);
         add_linear(b.up_proj, p + "mlp.up_proj", h, c.intermediate_size, c.mlp_bias);
@@ -52,9 +53,10 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& ids) {
     size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor a = rms_norm(x, b.input_layernorm, c.norm_eps);
-        const at::Tensor q = apply_rope(split_heads(b.q_proj.forward(a), c.num_heads, c.head_dim), rope);
-        const at::Tensor k = apply_rope(split_heads(b.k_proj.forward(a), c.num_kv_heads, c.head_dim), rope);
-        const at::Tensor v = split_heads(b.v_proj.forward(a), c.num_kv_heads, c.head_dim);
+        at::Tensor q = apply_rope(split_heads(b.q_proj.forward(a), c.num_heads, c.head_dim), rope);
+        at::Tensor k = apply_rope(split_heads(b.k_proj.forward(a), c.num_kv_heads, c.head_dim), rope);
+        at::Tensor v = split_heads(b.v_proj.forward(a), c.num_kv_heads, c.head_dim);
+        b.attention.apply(q, k, v);  // the KV cache's point: K after RoPE, V, before attention
         x = residual_.pass(++stage, x + b.o_proj.forward(attention(q, k, v, visible, scale)));
         const at::Tensor m = rms_norm(x, b.post_attention_layernorm, c.norm_eps);
         x = residual_.pass(++stage, x + b.down_proj.forward(activate(b.gate_proj.forward(m), c.activation) * b.up_proj.forward(m)));

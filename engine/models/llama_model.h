@@ -26,6 +26,7 @@ private:
     struct Block {
         NormParams input_layernorm, post_attention_layernorm;
         LinearLayer q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj;
+        AttentionSite attention;
     };
     EmbeddingLayer embed_tokens_;
     std::vector<Block> blocks_;

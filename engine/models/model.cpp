@@ -136,6 +136,14 @@ void Model::add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, in
     layers_.push_back(&layer);
 }
 
+void Model::add_attention_site(AttentionSite& site, const std::string& name) {
+    site.name = name;
+    site.num_heads = config_.num_heads;
+    site.num_kv_heads = config_.num_kv_heads;
+    site.head_dim = config_.head_dim;
+    sites_.push_back(&site);
+}
+
 void Model::add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias) {
     add_parameter(norm.weight, name + ".weight", {dim}, Init::Ones, dim);
     if (bias) add_parameter(norm.bias, name + ".bias", {dim}, Init::Zeros, dim);

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/models/attention_site.h"
 #include "engine/models/model_config.h"
 #include "engine/models/quantizable_layer.h"
 #include "engine/models/residual_stream.h"
@@ -81,6 +82,9 @@ public:
     // MLP and CNN.
     ResidualStream& residual_stream() { return residual_; }
     const ResidualStream& residual_stream() const { return residual_; }
+    // The attention sites of a decoder (attention_site.h), in forward order; empty for models
+    // without a KV cache (BERT, MLP, CNN). Pointers stay valid for the model's lifetime.
+    const std::vector<AttentionSite*>& attention_sites() const { return sites_; }
 
     // Parameter count (tied weights once).
     int64_t parameter_count() const;
@@ -123,6 +127,7 @@ protected:
     void add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, int64_t out, int64_t kernel,
                   int64_t stride, int64_t padding);
     void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias);
+    void add_attention_site(AttentionSite& site, const std::string& name);  // sizes from config_
 
     ModelConfig config_;
     ResidualStream residual_;
@@ -133,6 +138,7 @@ private:
     friend class ModelStateLoader;
     std::vector<Parameter> parameters_;
     std::vector<QuantizableLayer*> layers_;
+    std::vector<AttentionSite*> sites_;
 };
 
 // A model with random weights (seeded, deterministic), e.g. for the built-in models.

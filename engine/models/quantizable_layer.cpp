@@ -21,7 +21,8 @@ at::Tensor QuantizableLayer::effective_weight() const {
 }
 
 at::Tensor QuantizableLayer::quantize_input(const at::Tensor& x) const {
-    return input_quantizer ? input_quantizer(x) : x;
+    const at::Tensor rotated = input_rotation ? input_rotation(x) : x;
+    return input_quantizer ? input_quantizer(rotated) : rotated;
 }
 
 at::Tensor LinearLayer::forward(const at::Tensor& x) const {

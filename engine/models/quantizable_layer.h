@@ -29,9 +29,14 @@ struct QuantizableLayer {
     at::Tensor bias;   // [out] float32 or undefined
     TensorHook weight_quantizer;  // applied to `weight` in every forward
     TensorHook input_quantizer;   // applied to the float input (Linear, Conv2d; Embedding: unused)
+    // An online rotation of the input (Linear only), applied before input_quantizer and part of
+    // the model's function: engine/quant/rotation.h sets it together with the matching rotation
+    // of `weight` (x H (W H)^T = x W^T), and it stays when the quantizers are removed.
+    TensorHook input_rotation;
 
     // The weight as forward uses it: weight_quantizer(weight), or weight when unset.
     at::Tensor effective_weight() const;
+    // input_quantizer(input_rotation(x)), each when set.
     at::Tensor quantize_input(const at::Tensor& x) const;
 };
 

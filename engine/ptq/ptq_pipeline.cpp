@@ -5,7 +5,9 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <set>
@@ -15,7 +17,7 @@
 #include "engine/calib/calibration_forward.h"
 #include "engine/calib/calibration_observers.h"
 #include "engine/calib/input_statistics.h"
-#include "engine/calib/kv_cache_calibration.h"
+#include "engine/calib/kv_cache_statistics.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/ptq/awq.h"
 #include "engine/calib/importance_collector.h"
@@ -24,6 +26,7 @@
 #include "engine/ptq/weight_clipping.h"
 #include "engine/ptq/input_groups.h"
 #include "engine/ptq/smoothquant.h"
+#include "engine/quant/rotation.h"
 
 namespace ql {
 namespace {
@@ -114,6 +117,20 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
     Model& model = q.model();
     q.set_enabled(false);
 
+    // 0. Rotation, before the FP weights and inputs are recorded.
+    if (q.recipe().rotation.enabled() && !q.rotated()) {
+        sink.progress(0, 1, "rotate");
+        const RotationReport r = rotate_model(q);
+        std::vector<std::string> notes = r.applied;
+        for (const std::string& line : r.applied) sink.log(LogLevel::Info, "rotation: " + line);
+        for (const std::string& line : r.skipped) {
+            sink.log(LogLevel::Info, "rotation skipped: " + line);
+            notes.push_back("skipped: " + line);
+        }
+        q.mark_rotated(notes);
+        sink.progress(1, 1, "rotate");
+    }
+
     std::set<std::string> active;
     std::map<std::string, LayerPtqReport> reports;
     std::map<std::string, at::Tensor> fp_weight;  // the weight before any algorithm changed it
@@ -131,14 +148,8 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
         c10::InferenceMode normal(false);
         fp_weight[l->name()] = l->layer().weight.detach().clone();
     }
-    if (active.empty()) throw UserError(q.recipe().source + ": the recipe quantizes no layer of this model");
-    if (!q.recipe().kv_cache_format.empty()) {
-        try {
-            kv_cache_layers(model);  // models without a (separately projected) KV cache: refused before any work
-        } catch (const UserError& e) {
-            throw UserError(q.recipe().source + ": kv_cache: " + e.what());
-        }
-    }
+    if (active.empty() && q.kv_caches().empty())
+        throw UserError(q.recipe().source + ": the recipe quantizes no layer of this model");
 
     // 1. FP statistics (the inputs of the original model).
     InputStatisticsOptions first;
@@ -148,9 +159,18 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
     std::map<std::string, at::Tensor> fp_samples;
     std::map<std::string, float> fp_amax;  // max-calibrated static amax of the FP inputs (RTN baseline)
     std::map<std::string, at::Tensor> channel_amax;  // [in] per input channel (SmoothQuant)
+    std::map<std::string, std::pair<at::Tensor, at::Tensor>> kv_samples;  // cached K, V token rows
+    std::map<std::string, int64_t> kv_tokens;
     {
         CalibrationObservers pass(q, active, first, calibration, /*histogram=*/!weights_change_inputs);
+        KvCacheObservers kv_pass(q, options.sample_rows, calibration);
         run_calibration_forward(model, calibration, options.batch_size, "calibrate", sink, cancel);
+        for (const auto& kv : q.kv_caches()) {
+            KvCacheStatistics& ks = kv_pass.at(kv->name());
+            if (kv->needs_amax()) kv->set_amax(ks.key_amax(kv->amax_count()), ks.value_amax(kv->amax_count()));
+            kv_samples[kv->name()] = {ks.key_samples(), ks.value_samples()};
+            kv_tokens[kv->name()] = ks.tokens();
+        }
         for (const auto& l : q.layers()) {
             if (!active.count(l->name())) continue;
             InputStatistics& s = pass.at(l->name());
@@ -329,10 +349,6 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
             sink.progress(++done, static_cast<int64_t>(searched.size()), "clip search");
         }
     }
-    // KV-cache scales (recipe "kv_cache"): K / V amax of the FP layers, for the exports.
-    if (!q.recipe().kv_cache_format.empty())
-        q.set_kv_cache_scales(
-            calibrate_kv_cache_scales(q, q.recipe().kv_cache_format, calibration, options.batch_size, sink, cancel));
 
     // 4. GPTQ, block by block, each block seeing the earlier blocks quantized.
     if (gptq) {
@@ -439,7 +455,37 @@ PtqResult run_ptq_pipeline(QuantizedModel& q, const Dataset& calibration, const 
             result.layers.push_back(r);
         }
     }
+    // KV caches: the cached keys and values of the sampled tokens against their fake quantization.
+    {
+        c10::InferenceMode inference;
+        for (const auto& kv : q.kv_caches()) {
+            cancel.throw_if_cancelled();
+            KvCachePtqReport r;
+            r.attention = kv->name();
+            r.quantizer = kv->settings().describe();
+            r.key_amax = kv->key_amax();
+            r.value_amax = kv->value_amax();
+            r.key_scale = kv->key_scale();
+            r.value_scale = kv->value_scale();
+            r.tokens = kv_tokens[kv->name()];
+            r.key_sqnr_db = r.value_sqnr_db = std::numeric_limits<double>::quiet_NaN();
+            const auto& [k, v] = kv_samples[kv->name()];
+            if (kv->configured() && k.defined() && k.numel() > 0) {
+                r.key_sqnr_db = sqnr_db(k, kv->quantize_key(k));
+                r.value_sqnr_db = sqnr_db(v, kv->quantize_value(v));
+            }
+            sink.layer_metric(r.attention, "kv/key_sqnr_db", r.key_sqnr_db);
+            sink.layer_metric(r.attention, "kv/value_sqnr_db", r.value_sqnr_db);
+            if (!r.key_amax.empty()) {
+                sink.layer_metric(r.attention, "kv/key_amax", *std::max_element(r.key_amax.begin(), r.key_amax.end()));
+                sink.layer_metric(r.attention, "kv/value_amax", *std::max_element(r.value_amax.begin(), r.value_amax.end()));
+            }
+            result.kv_cache.push_back(std::move(r));
+        }
+    }
+    result.rotation = q.rotation_notes();
     result.size = q.size();
+    result.kv_memory = q.kv_cache_memory();
     result.seconds = seconds_since(t0);
     return result;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Post-training quantization of a model whose quantizers are installed (QuantizedModel), as the
 // recipe's algorithm says (docs/RECIPES.md "Algorithms"):
-//   1. calibrate on the FP model: input amax, per-channel amax (SmoothQuant), input samples;
+//   0. rotate: the recipe's rotation (engine/quant/rotation.h), once, before anything is measured;
+//   1. calibrate on the FP model (KV caches too: max amax of K after RoPE and of V): input amax, per-channel amax (SmoothQuant), input samples;
 //   2. smoothquant: s per group of layers reading one input, 1/s folded into the preceding norm
 //      where the model allows (else kept as pre_quant_scale), W *= s;
 //      awq: per layer, a pre_quant_scale search (and optional clipping) on the layer's inputs;
@@ -11,7 +12,7 @@
 //   4. gptq: block by block in forward order, each block's Hessians collected with the earlier
 //      blocks already quantized, weights pinned to GPTQ's result;
 //   5. every configured quantizer on; per-layer error against the FP layer on FP inputs.
-// A Job (engine/jobs/job.h): progress per phase ("calibrate", "smoothquant", "awq", "gptq",
+// A Job (engine/jobs/job.h): progress per phase ("rotate", "calibrate", "smoothquant", "awq", "gptq",
 // "measure"), per-layer metrics through JobSink::layer_metric, cancellable between batches and
 // layers (the model is then partly modified: discard it).
 #pragma once
@@ -55,9 +56,24 @@ struct LayerPtqReport {
     double seconds = 0;               // time the algorithm spent on this layer
 };
 
+// One attention's KV cache: the calibrated amax and the scales a KV-cache layout stores
+// (KvCacheQuantizer::key_scale), and the error of the cached keys / values on the sampled
+// calibration tokens: sqnr_db = 10 log10(sum k^2 / sum (k - Q(k))^2).
+struct KvCachePtqReport {
+    std::string attention;            // "model.layers.0.self_attn"
+    std::string quantizer;            // KvCacheSettings::describe(), or "off" (rotation only)
+    std::vector<float> key_amax, value_amax;    // 1 (tensor) or num_kv_heads values; empty: dynamic
+    std::vector<float> key_scale, value_scale;
+    double key_sqnr_db = 0, value_sqnr_db = 0;  // NaN when not quantized
+    int64_t tokens = 0;               // calibration tokens seen
+};
+
 struct PtqResult {
     std::vector<LayerPtqReport> layers;
+    std::vector<KvCachePtqReport> kv_cache;
+    std::vector<std::string> rotation;  // what the rotation step did and skipped
     ModelSize size;
+    KvCacheMemory kv_memory;
     double seconds = 0;
 };
 

@@ -5,10 +5,8 @@
 //   it is the per-tensor global scale above dynamic E4M3 block scales), as Model Optimizer
 //   exports its k/v_bmm_quantizer amax (modelopt/torch/export/quant_utils.py) and
 //   compressed-tensors' tensor-strategy float8 kv_cache_scheme stores them.
-// Where the amax comes from is the source's business (QuantizedModel::kv_cache_scales()): today
-// a PTQ observer on the K/V projections' outputs (engine/calib/kv_cache_calibration.h; before
-// RoPE, and QuantLab's own forward does not quantize the cache); the KV-cache quantizer of issue
-// 19 fills the same struct with its calibrated amax (after RoPE).
+// The amax comes from the KV-cache quantizers (kv_cache_quantizer.h: K after RoPE, V, calibrated
+// by max; QuantizedModel::kv_cache_scales()).
 #pragma once
 
 #include <cmath>

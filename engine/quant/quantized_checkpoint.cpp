@@ -15,6 +15,7 @@
 #include "engine/io/strict_json.h"
 #include "engine/io/whole_file.h"
 #include "engine/models/sentence_embedding_config.h"
+#include "engine/quant/rotation.h"
 
 namespace ql {
 namespace fs = std::filesystem;
@@ -24,7 +25,6 @@ using nlohmann::json;
 
 constexpr const char* kRecipeFile = "quantlab_recipe.json";
 constexpr const char* kTensorsFile = "quantlab_quant.safetensors";
-constexpr const char* kKvCacheFile = "quantlab_kv_cache.json";  // calibrated KV-cache amax (kv_cache_scales.h)
 constexpr int kVersion = 1;
 
 bool is_weights_file(const std::string& name) {
@@ -94,9 +94,19 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
             if (l.pre_quant_scale().defined()) state.emplace_back(n + ".pre_quant_scale", l.pre_quant_scale());
             layers[n] = j;
         }
+        json kv_caches = json::object();
+        for (const auto& kp : q.kv_caches()) {
+            const KvCacheQuantizer& kv = *kp;
+            if (!kv.configured()) continue;
+            kv_caches[kv.name()] = {{"quantizer", kv.settings().describe()}, {"enabled", kv.enabled()}};
+            if (kv.needs_amax() && !kv.key_amax().empty()) {
+                const auto count = static_cast<int64_t>(kv.key_amax().size());
+                state.emplace_back(kv.name() + ".k_amax", to_tensor(kv.key_amax(), {count}));
+                state.emplace_back(kv.name() + ".v_amax", to_tensor(kv.value_amax(), {count}));
+            }
+        }
         write_safetensors((partial / kTensorsFile).string(), state, {{"format", "quantlab-ptq"}});
         write_file_atomically((partial / kRecipeFile).string(), recipe_to_json(q.recipe()));
-        if (q.kv_cache_scales()) write_file_atomically((partial / kKvCacheFile).string(), kv_cache_scales_json(*q.kv_cache_scales()));
         for (const auto& [name, contents] : extra_files) write_file_atomically((partial / name).string(), contents);
         const ModelSize size = q.size();
         json marker = {{"format", "quantlab-quantized-checkpoint"},
@@ -104,7 +114,12 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
                        {"recipe", kRecipeFile},
                        {"tensors", kTensorsFile},
                        {"bits_per_parameter", size.bits_per_parameter()},
-                       {"layers", layers}};
+                       {"layers", layers},
+                       {"kv_cache", kv_caches},
+                       // model.safetensors holds the rotated weights; loading installs the online
+                       // rotations again (rotation.h) and must not rotate twice.
+                       {"rotated", q.rotated()},
+                       {"rotation", q.rotation_notes()}};
         write_file_atomically((partial / kQuantStateFile).string(), marker.dump(2) + "\n");
 
         // Swap in: the old folder (with --force) goes only after the new one is complete.
@@ -197,14 +212,46 @@ std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::strin
         l.set_weight_enabled(flag("weight_enabled"));
         l.set_input_enabled(flag("input_enabled"));
     }
+    // KV caches (absent in checkpoints written before they existed: then none may be configured).
+    const json kv_caches = marker.contains("kv_cache") ? marker["kv_cache"] : json::object();
+    if (!kv_caches.is_object()) throw UserError(marker_path + ": kv_cache: expected an object");
+    for (auto it = kv_caches.begin(); it != kv_caches.end(); ++it)
+        if (!q->find_kv_cache(it.key()) || !q->find_kv_cache(it.key())->configured())
+            throw UserError(marker_path + ": kv_cache: '" + it.key() + "' is not a quantized KV cache of the model");
+    for (const auto& kp : q->kv_caches()) {
+        KvCacheQuantizer& kv = *kp;
+        if (!kv.configured()) continue;
+        if (!kv_caches.contains(kv.name()))
+            throw UserError(marker_path + ": kv_cache: missing '" + kv.name() + "' (the recipe quantizes its KV cache)");
+        const json& j = kv_caches[kv.name()];
+        if (!j.is_object() || !j.contains("enabled") || !j["enabled"].is_boolean())
+            throw UserError(marker_path + ": kv_cache." + kv.name() + ".enabled: expected true or false");
+        if (kv.needs_amax()) {
+            const at::Tensor k = take(kv.name() + ".k_amax", true), v = take(kv.name() + ".v_amax", true);
+            auto values = [](const at::Tensor& t) {
+                const at::Tensor c = t.reshape({-1}).contiguous();
+                return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+            };
+            try {
+                kv.set_amax(values(k), values(v));
+            } catch (const UserError& e) {
+                throw UserError(tensors_path + ": " + e.what());
+            }
+        }
+        kv.set_enabled(j["enabled"].get<bool>());
+    }
     if (!unused.empty()) throw UserError(tensors_path + ": unexpected tensor '" + *unused.begin() + "'");
-    const fs::path kv_path = fs::path(folder) / kKvCacheFile;
-    if (fs::is_regular_file(kv_path, ec)) {
-        KvCacheScales kv = parse_kv_cache_scales(read_whole_file(kv_path.string(), "KV-cache scales"), kv_path.string());
-        for (const KvLayerScales& l : kv.layers)
-            if (!q->find(l.k_proj) || !q->find(l.v_proj))
-                throw UserError(kv_path.string() + ": layers: '" + l.attention + "' has no k_proj / v_proj in the model");
-        q->set_kv_cache_scales(std::move(kv));
+    // Rotation: the weights in model.safetensors are already rotated.
+    const bool rotated = marker.contains("rotated") && marker["rotated"].is_boolean() && marker["rotated"].get<bool>();
+    if (q->recipe().rotation.enabled() && !rotated)
+        throw UserError(marker_path + ": rotated: the recipe rotates the model, but the checkpoint says its weights are not rotated");
+    if (rotated) {
+        std::vector<std::string> notes;
+        if (marker.contains("rotation") && marker["rotation"].is_array())
+            for (const json& n : marker["rotation"])
+                if (n.is_string()) notes.push_back(n.get<std::string>());
+        install_online_rotations(*q);
+        q->mark_rotated(notes);
     }
     return q;
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/quant/fused_layers.h"
+#include "engine/core/errors.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -32,6 +33,28 @@ double weight_storage_bits(const QuantSpec& spec, const std::vector<int64_t>& sh
 
 QuantizedModel::QuantizedModel(Model& model, Recipe recipe) : model_(model), recipe_(std::move(recipe)) {
     std::vector<LayerQuantPlan> plans = plan_recipe(recipe_, model_);
+    const KvCacheSettings& kv = recipe_.kv_cache;
+    const bool rotate_qk = recipe_.rotation.enabled() && recipe_.rotation.qk;
+    if ((kv.enabled || rotate_qk) && model_.attention_sites().empty())
+        throw UserError(recipe_.source + ": " + (kv.enabled ? std::string("kv_cache") : std::string("rotation.qk")) + ": " +
+                        (model_.config().name.empty() ? model_.config().model_type : model_.config().name) +
+                        " keeps no KV cache (an encoder, or a model without attention)");
+    std::vector<bool> exclude_used(kv.exclude.size(), false);
+    for (AttentionSite* site : model_.attention_sites()) {
+        KvCacheSettings own = kv;
+        for (size_t i = 0; i < kv.exclude.size(); ++i)
+            if (glob_match(kv.exclude[i], site->name)) {
+                own.enabled = false;
+                exclude_used[i] = true;
+            }
+        if (!own.enabled && !rotate_qk && !(kv.enabled && kv.rotate)) continue;
+        kv_.push_back(std::make_unique<KvCacheQuantizer>(*site, own, rotate_qk || (kv.enabled && kv.rotate)));
+    }
+    for (size_t i = 0; i < kv.exclude.size(); ++i)
+        if (!exclude_used[i])
+            throw UserError(recipe_.source + ": kv_cache.exclude[" + std::to_string(i) + "] '" + kv.exclude[i] +
+                            "' matches no attention of the model (they are named like '" +
+                            (model_.attention_sites().empty() ? std::string("model.layers.0.self_attn") : model_.attention_sites().front()->name) + "')");
     for (LayerQuantPlan& p : plans) layers_.push_back(std::make_unique<LayerQuantizer>(std::move(p)));
     if (!recipe_.share_fused_scales) return;
     for (const std::vector<std::string>& group : fused_layer_groups(model_)) {
@@ -77,6 +100,33 @@ void QuantizedModel::share_fused_input_amax() {
     }
 }
 
+QuantizedModel::~QuantizedModel() = default;
+
+KvCacheQuantizer* QuantizedModel::find_kv_cache(const std::string& attention_name) const {
+    for (const auto& k : kv_)
+        if (k->name() == attention_name) return k.get();
+    return nullptr;
+}
+
+void QuantizedModel::set_kv_cache_enabled(bool on) {
+    for (const auto& k : kv_) k->set_enabled(on);
+}
+
+KvCacheMemory QuantizedModel::kv_cache_memory() const {
+    KvCacheMemory m;
+    for (const AttentionSite* site : model_.attention_sites()) {
+        const double elements = 2.0 * static_cast<double>(site->num_kv_heads * site->head_dim);  // K and V
+        const KvCacheQuantizer* k = find_kv_cache(site->name);
+        const double bits = k && k->configured() ? k->settings().bits_per_element(site->head_dim) : 16.0;
+        m.bits_per_token += elements * bits;
+        m.fp16_bits_per_token += elements * 16.0;
+        ++m.layers;
+        m.kv_heads = site->num_kv_heads;
+        m.head_dim = site->head_dim;
+    }
+    return m;
+}
+
 LayerQuantizer* QuantizedModel::find(const std::string& layer_name) const {
     for (const auto& l : layers_)
         if (l->name() == layer_name) return l.get();
@@ -85,6 +135,7 @@ LayerQuantizer* QuantizedModel::find(const std::string& layer_name) const {
 
 void QuantizedModel::set_enabled(bool on) {
     for (const auto& l : layers_) l->set_enabled(on);
+    set_kv_cache_enabled(on);
 }
 
 ModelSize QuantizedModel::size() const {
@@ -101,6 +152,24 @@ ModelSize QuantizedModel::size() const {
     s.quantized_parameters = quantized;
     s.bits = s.quantized_bits + 16.0 * static_cast<double>(s.parameters - quantized);
     return s;
+}
+
+}  // namespace ql
+
+namespace ql {
+
+std::optional<KvCacheScales> QuantizedModel::kv_cache_scales() const {
+    // What the exports can write as one k_scale / v_scale per attention (kv_cache_scales.h).
+    const KvCacheSettings& s = recipe().kv_cache;
+    if (!s.enabled || (s.format != "fp8_e4m3" && s.format != "nvfp4") || s.granularity != "tensor") return std::nullopt;
+    KvCacheScales out;
+    out.format = s.format;
+    for (const auto& kv : kv_) {
+        if (!kv->configured() || kv->key_amax().size() != 1 || kv->value_amax().size() != 1) continue;
+        out.layers.push_back({kv->name(), kv->name() + ".k_proj", kv->name() + ".v_proj", kv->key_amax()[0], kv->value_amax()[0]});
+    }
+    if (out.layers.empty()) return std::nullopt;
+    return out;
 }
 
 }  // namespace ql

@@ -13,6 +13,7 @@
 
 #include "engine/models/model.h"
 #include "engine/quant/kv_cache_scales.h"
+#include "engine/quant/kv_cache_quantizer.h"
 #include "engine/quant/layer_quantizer.h"
 #include "engine/quant/recipe.h"
 
@@ -36,17 +37,36 @@ struct ModelSize {
 // quantization: one byte per 64 plus one F32 per 256 blocks and the offset); GGUF block bytes.
 double weight_storage_bits(const QuantSpec& spec, const std::vector<int64_t>& shape);
 
+// Storage of a decoder's KV cache per token of context: K and V of every attention layer, at the
+// recipe's KV format (KvCacheSettings::bits_per_element) or 16 bits where the cache is not
+// quantized. Zero for models without a KV cache.
+struct KvCacheMemory {
+    int64_t layers = 0;                // attention layers
+    int64_t kv_heads = 0, head_dim = 0;
+    double bits_per_token = 0;         // as the recipe stores it, scales included
+    double fp16_bits_per_token = 0;    // the same cache in BF16 / FP16
+    double bytes_per_token() const { return bits_per_token / 8.0; }
+    double bytes_for(int64_t tokens) const { return bytes_per_token() * static_cast<double>(tokens); }
+};
+
+
 class QuantizedModel {
 public:
-    // Plans (throws UserError before touching the model) and installs the quantizers, all off.
+    // Plans (throws UserError before touching the model) and installs the quantizers, all off:
+    // a LayerQuantizer per Linear / Conv2d layer, and a KvCacheQuantizer per attention site when
+    // the recipe quantizes the KV cache or rotates Q/K (UserError for a model without a KV cache).
+    // Rotations of the weights are rotate_model's (rotation.h), done by PTQ.
     QuantizedModel(Model& model, Recipe recipe);
+    ~QuantizedModel();
 
     Model& model() const { return model_; }
     const Recipe& recipe() const { return recipe_; }
     const std::vector<std::unique_ptr<LayerQuantizer>>& layers() const { return layers_; }
     LayerQuantizer* find(const std::string& layer_name) const;  // nullptr when absent
+    const std::vector<std::unique_ptr<KvCacheQuantizer>>& kv_caches() const { return kv_; }
+    KvCacheQuantizer* find_kv_cache(const std::string& attention_name) const;  // nullptr when absent
 
-    // Every configured quantizer on (or off).
+    // Every configured quantizer on (or off), KV-cache quantizers included.
     void set_enabled(bool on);
 
     // With the recipe's share_fused_scales: the fused groups (fused_layers.h) whose members share
@@ -57,18 +77,30 @@ public:
     // largest calibrated amax of the group. Called after calibration (PTQ); a no-op otherwise.
     void share_fused_input_amax();
 
-    // Calibrated KV-cache scales (recipes with "kv_cache"; PTQ sets them, checkpoints keep them):
-    // what the exports write as k_scale / v_scale.
-    const std::optional<KvCacheScales>& kv_cache_scales() const { return kv_cache_scales_; }
-    void set_kv_cache_scales(std::optional<KvCacheScales> s) { kv_cache_scales_ = std::move(s); }
+    // The calibrated KV-cache scales as the exports write them (k_scale / v_scale per attention):
+    // from the KV-cache quantizers with static per-tensor FP8 or NVFP4 scales; nullopt otherwise.
+    std::optional<KvCacheScales> kv_cache_scales() const;
+    void set_kv_cache_enabled(bool on);
     ModelSize size() const;
+    KvCacheMemory kv_cache_memory() const;
+
+    // Whether the recipe's rotation is in the model (rotate_model ran, or the checkpoint it was
+    // loaded from was written rotated), and what it did.
+    bool rotated() const { return rotated_; }
+    const std::vector<std::string>& rotation_notes() const { return rotation_notes_; }
+    void mark_rotated(std::vector<std::string> notes) {
+        rotated_ = true;
+        rotation_notes_ = std::move(notes);
+    }
 
 private:
     Model& model_;
     Recipe recipe_;
     std::vector<std::unique_ptr<LayerQuantizer>> layers_;
     std::vector<std::vector<std::string>> shared_weight_groups_;
-    std::optional<KvCacheScales> kv_cache_scales_;
+    std::vector<std::unique_ptr<KvCacheQuantizer>> kv_;
+    bool rotated_ = false;
+    std::vector<std::string> rotation_notes_;
 };
 
 }  // namespace ql

@@ -150,6 +150,133 @@ void parse_algorithm(const json& a, PtqAlgorithm& alg, const std::string& source
     if (allowed("act_order", "gptq")) alg.gptq_act_order = get_as<bool>(a["act_order"], source, "algorithm.act_order", "true or false");
 }
 
+KvCacheSettings parse_kv_cache(const json& j, const std::string& source) {
+    const std::string where = "kv_cache";
+    if (j.is_null()) return KvCacheSettings{};
+    if (j.is_string()) {
+        try {
+            return kv_cache_preset(j.get<std::string>());
+        } catch (const UserError& e) {
+            fail(source, where, e.what());
+        }
+    }
+    if (!j.is_object()) fail(source, where, "expected a preset name (fp8, nvfp4, ...) or an object");
+    check_keys(j, {"preset", "format", "granularity", "group_size", "use_constant_amax", "rotate", "exclude"}, source, where);
+    KvCacheSettings k;
+    if (j.contains("preset")) {
+        try {
+            k = kv_cache_preset(get_as<std::string>(j["preset"], source, where + ".preset", "a preset name"));
+        } catch (const UserError& e) {
+            fail(source, where + ".preset", e.what());
+        }
+        if (!k.enabled) {
+            if (j.size() > 1) fail(source, where + ".preset", "\"none\" takes no other keys");
+            return k;
+        }
+    }
+    if (j.contains("format")) {
+        k.format = get_as<std::string>(j["format"], source, where + ".format", "a format name");
+        k.enabled = true;
+    }
+    if (!k.enabled) fail(source, where + ".format", "missing (fp8_e4m3, nvfp4, int8, int4, ...)");
+    const FormatInfo* f = nullptr;
+    try {
+        f = &format_info(k.format);
+    } catch (const UserError& e) {
+        fail(source, where + ".format", e.what());
+    }
+    if (f->family != "fp8" && f->family != "nvfp4" && f->family != "int")
+        fail(source, where + ".format", "a KV cache is fp8_e4m3, fp8_e5m2, nvfp4 or int2..int8, not " + k.format);
+    if (j.contains("granularity")) {
+        k.granularity = get_as<std::string>(j["granularity"], source, where + ".granularity", "tensor, head or group");
+        if (k.granularity != "tensor" && k.granularity != "head" && k.granularity != "group")
+            fail(source, where + ".granularity", "expected tensor, head or group, got '" + k.granularity + "'");
+    }
+    if (k.granularity == "group" && f->family != "int")
+        fail(source, where + ".granularity", "group applies to integer formats (NVFP4 has its 16-element blocks)");
+    if (j.contains("group_size")) {
+        k.group_size = get_as<int64_t>(j["group_size"], source, where + ".group_size", "a positive integer");
+        if (k.group_size <= 0) fail(source, where + ".group_size", "expected a positive integer");
+    }
+    if (k.group_size > 0 && k.granularity != "group") fail(source, where + ".group_size", "applies to granularity group only");
+    if (j.contains("use_constant_amax"))
+        k.use_constant_amax = get_as<bool>(j["use_constant_amax"], source, where + ".use_constant_amax", "true or false");
+    if (k.use_constant_amax && f->family == "int")
+        fail(source, where + ".use_constant_amax", "applies to fp8 and nvfp4 (the constant is the E4M3 maximum, 448)");
+    if (k.use_constant_amax && k.granularity == "head")
+        fail(source, where + ".use_constant_amax", "a constant amax has no per-head values (granularity tensor)");
+    if (j.contains("rotate")) k.rotate = get_as<bool>(j["rotate"], source, where + ".rotate", "true or false");
+    if (j.contains("exclude")) {
+        const json& e = j["exclude"];
+        if (!e.is_array()) fail(source, where + ".exclude", "expected a list of attention module globs");
+        k.exclude.clear();
+        for (size_t i = 0; i < e.size(); ++i)
+            k.exclude.push_back(get_as<std::string>(e[i], source, where + ".exclude[" + std::to_string(i) + "]", "a glob"));
+    }
+    return k;
+}
+
+RotationSettings parse_rotation(const json& j, const std::string& source) {
+    const std::string where = "rotation";
+    if (j.is_null()) return RotationSettings{};
+    if (j.is_string()) {
+        try {
+            return rotation_preset(j.get<std::string>());
+        } catch (const UserError& e) {
+            fail(source, where, e.what());
+        }
+    }
+    if (!j.is_object()) fail(source, where, "expected hadamard, rht, none or an object");
+    check_keys(j, {"method", "residual", "attention_head", "down_proj", "qk", "block_size", "seed"}, source, where);
+    if (!j.contains("method")) fail(source, where + ".method", "missing (hadamard or rht)");
+    RotationSettings r;
+    r.method = get_as<std::string>(j["method"], source, where + ".method", "hadamard or rht");
+    if (r.method == "none") {
+        if (j.size() > 1) fail(source, where + ".method", "\"none\" takes no other keys");
+        return RotationSettings{};
+    }
+    if (r.method != "hadamard" && r.method != "rht")
+        fail(source, where + ".method", "expected hadamard, rht or none, got '" + r.method + "'");
+    auto part = [&](const char* key, std::optional<bool>& out) {
+        if (!j.contains(key)) return;
+        if (r.method != "hadamard") fail(source, where + "." + key, "applies to method hadamard only");
+        out = get_as<bool>(j[key], source, where + "." + key, "true or false");
+    };
+    part("residual", r.residual);
+    part("attention_head", r.attention_head);
+    part("down_proj", r.down_proj);
+    if (j.contains("qk")) r.qk = get_as<bool>(j["qk"], source, where + ".qk", "true or false");
+    if (j.contains("block_size")) {
+        if (r.method != "rht") fail(source, where + ".block_size", "applies to method rht only");
+        r.block_size = get_as<int64_t>(j["block_size"], source, where + ".block_size", "a power of two");
+        if (r.block_size < 1 || (r.block_size & (r.block_size - 1)) != 0)
+            fail(source, where + ".block_size", "expected a power of two, got " + std::to_string(r.block_size));
+    }
+    if (j.contains("seed")) {
+        const int64_t seed = get_as<int64_t>(j["seed"], source, where + ".seed", "a non-negative integer");
+        if (seed < 0) fail(source, where + ".seed", "expected a non-negative integer");
+        r.seed = static_cast<uint64_t>(seed);
+    }
+    return r;
+}
+
+json kv_cache_json(const KvCacheSettings& k) {
+    json j = {{"format", k.format}, {"granularity", k.granularity}, {"use_constant_amax", k.use_constant_amax},
+              {"rotate", k.rotate}};
+    if (k.group_size > 0) j["group_size"] = k.group_size;
+    if (!k.exclude.empty()) j["exclude"] = k.exclude;
+    return j;
+}
+
+json rotation_json(const RotationSettings& r) {
+    json j = {{"method", r.method}, {"qk", r.qk}, {"seed", r.seed}};
+    if (r.residual) j["residual"] = *r.residual;
+    if (r.attention_head) j["attention_head"] = *r.attention_head;
+    if (r.down_proj) j["down_proj"] = *r.down_proj;
+    if (r.block_size > 0) j["block_size"] = r.block_size;
+    return j;
+}
+
 json patch_json(const QuantizerPatch& p) {
     json cfg = json::object();
     if (p.format) cfg["format"] = *p.format;
@@ -229,7 +356,8 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
         throw UserError(source + ": not valid JSON: " + e.what());
     }
     if (!j.is_object()) throw UserError(source + ": a recipe is a JSON object");
-    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration", "imatrix", "share_fused_scales", "kv_cache"},
+    check_keys(j, {"name", "description", "algorithm", "quant_cfg", "calibration", "imatrix", "share_fused_scales", "kv_cache",
+                   "rotation"},
                source, "recipe");
     Recipe r;
     r.source = source;
@@ -243,15 +371,6 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
     }
     if (j.contains("share_fused_scales"))
         r.share_fused_scales = get_as<bool>(j["share_fused_scales"], source, "share_fused_scales", "true or false");
-    if (j.contains("kv_cache")) {
-        const json& kv = j["kv_cache"];
-        if (!kv.is_object()) fail(source, "kv_cache", "expected an object like {\"format\": \"fp8_e4m3\"}");
-        check_keys(kv, {"format"}, source, "kv_cache");
-        if (!kv.contains("format")) fail(source, "kv_cache.format", "missing");
-        r.kv_cache_format = get_as<std::string>(kv["format"], source, "kv_cache.format", "fp8_e4m3 or nvfp4");
-        if (r.kv_cache_format != "fp8_e4m3" && r.kv_cache_format != "nvfp4")
-            fail(source, "kv_cache.format", "expected fp8_e4m3 or nvfp4, got '" + r.kv_cache_format + "'");
-    }
     if (!j.contains("quant_cfg")) fail(source, "quant_cfg", "missing (a list of {\"quantizer_name\", \"enable\", \"cfg\"})");
     const json& list = j["quant_cfg"];
     if (!list.is_array()) fail(source, "quant_cfg", "expected a list of {\"quantizer_name\", \"enable\", \"cfg\"}");
@@ -281,6 +400,8 @@ Recipe parse_recipe(const std::string& text, const std::string& source) {
         positive("seq_len", r.calibration.sequence_length);
         positive("batch_size", r.calibration.batch_size);
     }
+    if (j.contains("kv_cache")) r.kv_cache = parse_kv_cache(j["kv_cache"], source);
+    if (j.contains("rotation")) r.rotation = parse_rotation(j["rotation"], source);
     return r;
 }
 
@@ -317,7 +438,8 @@ std::string recipe_to_json(const Recipe& r) {
     j["calibration"] = cal;
     if (!r.imatrix.empty()) j["imatrix"] = r.imatrix;
     if (r.share_fused_scales) j["share_fused_scales"] = true;
-    if (!r.kv_cache_format.empty()) j["kv_cache"] = {{"format", r.kv_cache_format}};
+    if (r.kv_cache.enabled) j["kv_cache"] = kv_cache_json(r.kv_cache);
+    if (r.rotation.enabled()) j["rotation"] = rotation_json(r.rotation);
     // nlohmann::json sorts keys; quant_cfg order is kept because it is a list.
     return j.dump(2) + "\n";
 }
@@ -346,6 +468,17 @@ Recipe load_recipe(const std::string& name_or_path) {
         throw UserError("recipe '" + name_or_path + "' is neither a preset (" + list + ") nor a JSON file");
     }
     return parse_recipe(read_whole_file(name_or_path, "recipe"), name_or_path);
+}
+
+void overlay_recipe(Recipe& r, const std::string& kv_cache, const std::string& rotate) {
+    if (!kv_cache.empty()) {
+        r.kv_cache = kv_cache_preset(kv_cache);
+        r.name += "-kv_" + kv_cache;
+    }
+    if (!rotate.empty()) {
+        r.rotation = rotation_preset(rotate);
+        r.name += "-rotate_" + rotate;
+    }
 }
 
 QuantizerSettings settings_for(const Recipe& recipe, const std::string& quantizer_name) {

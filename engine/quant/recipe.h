@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/quant/kv_cache_settings.h"
 #include "engine/quant/quantizer_settings.h"
+#include "engine/quant/rotation_settings.h"
 
 namespace ql {
 
@@ -69,11 +71,16 @@ struct Recipe {
     // get one per-tensor weight amax (NVFP4 global scale, FP8 / INT per-tensor scale) and one
     // static input amax, in PTQ and QAT/QAD (on in the NVFP4 and FP8 presets).
     bool share_fused_scales = false;
-    // "kv_cache": {"format": "fp8_e4m3" | "nvfp4"}: calibrate per-layer K and V amax for the
-    // exports' KV-cache scales (engine/quant/kv_cache_scales.h); "" = no KV-cache quantization.
-    std::string kv_cache_format;
+    KvCacheSettings kv_cache;  // the `kv_cache` section (off when absent)
+    RotationSettings rotation; // the `rotation` section (off when absent)
     std::string source;        // "preset NVFP4_DEFAULT" or the file path (for messages)
 };
+
+// `quantlab-cli ptq|train --kv-cache NAME --rotate NAME` on top of any recipe, as Model
+// Optimizer's hf_ptq.py merges its --kv_cache_qformat preset into the --qformat config: NAME
+// replaces the recipe's section ("none" removes it; "" leaves the recipe as it is) and the
+// recipe's name gets "-kv_NAME" / "-rotate_NAME". UserError naming the option for unknown names.
+void overlay_recipe(Recipe& recipe, const std::string& kv_cache, const std::string& rotate);
 
 // `name_or_path`: a preset name (case-insensitive, "_CFG" suffix allowed) or a JSON file.
 // UserError naming the file and field for anything malformed or unknown.

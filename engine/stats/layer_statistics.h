@@ -29,10 +29,15 @@ struct LayerStatsOptions {
     const GgufSource* gguf = nullptr;
     // An FP model of the same shapes: errors of the file's weights against it; null = none.
     Model* reference = nullptr;
+    // KV caches the recipe quantizes (engine/stats/kv_cache_stats.h): also one record per KV head.
+    bool kv_per_head = true;
 };
 
 // calibration may be null (weights only). The model's quantizer switches are restored after the
-// calibration pass (which runs with every quantizer off). UserError for an unknown layer or format.
+// calibration pass (which runs with every quantizer off). With calibration data, every KV cache
+// the recipe quantizes adds its records after the layers (uncalibrated static KV scales are
+// calibrated by the same pass); `layers` may name them ("model.layers.0.self_attn.k_cache").
+// UserError for an unknown layer or format.
 std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized, const Dataset* calibration,
                                                      const LayerStatsOptions& options, JobSink& sink,
                                                      const CancellationToken& cancel);

@@ -13,17 +13,20 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "engine/core/errors.h"
 #include "engine/calib/calibration_forward.h"
 #include "engine/calib/calibration_observers.h"
+#include "engine/calib/kv_cache_statistics.h"
 #include "engine/loading/model_source.h"
 #include "engine/core/format_catalog.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/io/gguf_decode.h"
 #include "engine/io/gguf_kernel_types.h"
 #include "engine/stats/format_fit.h"
+#include "engine/stats/kv_cache_stats.h"
 #include "engine/stats/layer_statistics.h"
 
 namespace ql {
@@ -73,7 +76,13 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
                                                      const CancellationToken& cancel) {
     QuantizedModel* q = &quantized;
     const std::vector<std::string> all = layer_names(q->model());
-    const std::vector<std::string> chosen = options.layers.empty() ? all : options.layers;
+    // Names of KV-cache records ("<attention>.k_cache[.head<h>]") are not layers.
+    std::vector<std::string> chosen, kv_wanted;
+    for (const std::string& name : options.layers) {
+        const bool kv_name = name.find(".k_cache") != std::string::npos || name.find(".v_cache") != std::string::npos;
+        (kv_name ? kv_wanted : chosen).push_back(name);
+    }
+    if (options.layers.empty()) chosen = all;
     for (const std::string& name : chosen)
         if (!q->find(name)) {
             std::string some;
@@ -88,6 +97,7 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
     // Activations: FP inputs of every chosen layer.
     std::map<std::string, at::Tensor> samples, channel_amax;
     const bool with_activations = calibration != nullptr;
+    std::unique_ptr<KvCacheObservers> kv_observed;
     if (with_activations) {
         const Dataset& data = *calibration;
         if (data.size() == 0) throw UserError("stats: calibration data '" + data.name + "' holds no examples");
@@ -98,10 +108,20 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
         // FP inputs, as PTQ's error report measures them; a checkpoint's switches are restored after.
         std::vector<std::pair<bool, bool>> switches;
         for (const auto& l : q->layers()) switches.emplace_back(l->weight_enabled(), l->input_enabled());
+        std::vector<bool> kv_switches;
+        for (const auto& kv : q->kv_caches()) kv_switches.push_back(kv->enabled());
         q->set_enabled(false);
         {
             CalibrationObservers pass(*q, std::set<std::string>(chosen.begin(), chosen.end()), so, data, false);
+            kv_observed = std::make_unique<KvCacheObservers>(*q, options.sample_rows, data);
             run_calibration_forward(q->model(), data, options.batch_size, "calibrate", sink, cancel);
+            for (const auto& kv : q->kv_caches()) {
+                kv->set_observer(nullptr);  // the samples stay in kv_observed
+                if (kv->needs_amax() && kv->key_amax().empty()) {
+                    KvCacheStatistics& ks = kv_observed->at(kv->name());
+                    kv->set_amax(ks.key_amax(kv->amax_count()), ks.value_amax(kv->amax_count()));
+                }
+            }
             for (const std::string& name : chosen) {
                 samples[name] = pass.at(name).samples();
                 channel_amax[name] = pass.at(name).channel_amax();
@@ -111,6 +131,7 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
             q->layers()[i]->set_weight_enabled(switches[i].first);
             q->layers()[i]->set_input_enabled(switches[i].second);
         }
+        for (size_t i = 0; i < kv_switches.size(); ++i) q->kv_caches()[i]->set_enabled(kv_switches[i]);
     }
 
     c10::InferenceMode inference;
@@ -311,6 +332,14 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
         }
         sink.progress(++done, total, "formats");
         out.push_back(std::move(ls));
+    }
+    if (kv_observed && (options.layers.empty() || !kv_wanted.empty())) {
+        std::vector<LayerStatistics> kv = kv_cache_statistics(*q, *kv_observed, options.kv_per_head, kv_wanted, options.top_k, options.bins);
+        for (LayerStatistics& ls : kv) {
+            for (const FormatFit& f : ls.fits) sink.layer_metric(ls.layer, "weight_sqnr_db/" + f.format, f.weight_sqnr_db);
+            sink.layer_metric(ls.layer, "weight_kurtosis", ls.weight.kurtosis);
+            out.push_back(std::move(ls));
+        }
     }
     return out;
 }

@@ -60,6 +60,16 @@ inline ::testing::AssertionResult same_values(const std::vector<float>& a, const
     return ::testing::AssertionSuccess();
 }
 
+// Bit-for-bit equality (for statistics, where the sign of a zero is part of the result).
+inline ::testing::AssertionResult same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
+    for (size_t i = 0; i < a.size(); ++i)
+        if (bits_of(a[i]) != bits_of(b[i]))
+            return ::testing::AssertionFailure() << "element " << i << ": 0x" << std::hex << bits_of(a[i]) << " vs 0x"
+                                                 << bits_of(b[i]);
+    return ::testing::AssertionSuccess();
+}
+
 template <class T>
 ::testing::AssertionResult same_items(const std::vector<T>& a, const std::vector<T>& b) {
     if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench's plain parts: recipe composition from a preset and the editor's choices, the
 // progress estimate (rate, ETA), and the run settings stored with a project run.
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -96,6 +97,34 @@ TEST(RecipeComposer, AlgorithmAndCalibrationSamples) {
     const QJsonObject r = compose(QStringLiteral("INT8_SMOOTHQUANT"), c);
     EXPECT_DOUBLE_EQ(r.value(QStringLiteral("algorithm")).toObject().value(QStringLiteral("alpha")).toDouble(), 0.8);
     EXPECT_EQ(r.value(QStringLiteral("calibration")).toObject().value(QStringLiteral("samples")).toInt(), 32);
+}
+
+TEST(RecipeComposer, KvCacheAndRotationBecomeTheRecipesSections) {
+    RecipeChoices c;
+    c.kvCache = QStringLiteral("nvfp4");
+    c.rotation = QStringLiteral("hadamard");
+    const QJsonObject r = compose(QStringLiteral("NVFP4_DEFAULT"), c);
+    EXPECT_EQ(r.value(QStringLiteral("kv_cache")).toString(), QStringLiteral("nvfp4"));
+    EXPECT_EQ(r.value(QStringLiteral("rotation")).toString(), QStringLiteral("hadamard"));
+    // The engine reads the composed recipe with both sections.
+    const QString json = QString::fromUtf8(QJsonDocument(r).toJson());
+    const auto [name, canonical] = recipe_name_and_json([&] {
+        const std::string path = "/tmp/quantlab-composer-kv.json";
+        QFile f(QString::fromStdString(path));
+        EXPECT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(json.toUtf8());
+        return path;
+    }());
+    EXPECT_NE(canonical.find("\"kv_cache\""), std::string::npos);
+    EXPECT_NE(canonical.find("\"method\": \"hadamard\""), std::string::npos);
+    // "none" drops a section the preset would carry.
+    c.kvCache = QStringLiteral("none");
+    c.rotation = QStringLiteral("none");
+    QJsonObject withSections = r;
+    const QJsonObject cleared = QJsonDocument::fromJson(
+        composeRecipe(QString::fromUtf8(QJsonDocument(withSections).toJson()), QStringLiteral("custom"), c).toUtf8()).object();
+    EXPECT_FALSE(cleared.contains(QStringLiteral("kv_cache")));
+    EXPECT_FALSE(cleared.contains(QStringLiteral("rotation")));
 }
 
 TEST(RecipeComposer, MalformedPresetIsAnErrorNotACrash) {

@@ -79,16 +79,6 @@ inline std::vector<float> tensor_with_specials(int64_t rows, int64_t cols, uint3
     return x;
 }
 
-// Bit-for-bit equality (for statistics, where the sign of a zero is part of the result).
-inline ::testing::AssertionResult same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
-    for (size_t i = 0; i < a.size(); ++i)
-        if (bits_of(a[i]) != bits_of(b[i]))
-            return ::testing::AssertionFailure() << "element " << i << ": 0x" << std::hex << bits_of(a[i]) << " vs 0x"
-                                                 << bits_of(b[i]);
-    return ::testing::AssertionSuccess();
-}
-
 // decode(encode(x)) equals fake_quant(x) except where x is NaN (fake quantization keeps the NaN,
 // the codes hold the format's NaN rule).
 inline ::testing::AssertionResult decoded_equals_fake(const std::vector<float>& decoded, const std::vector<float>& fake,
