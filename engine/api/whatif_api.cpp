@@ -25,6 +25,7 @@
 #include "engine/formats/tensor_quantize.h"
 #include "engine/loading/model_source.h"
 #include "engine/models/model.h"
+#include "engine/models/sentence_pooling.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/recipe.h"
 #include "engine/stats/format_fit.h"
@@ -265,7 +266,7 @@ void add_kv(WhatIfReport& report, Variant& b, Variant& a, int bins) {
     }
 }
 
-// 1 - mean cosine of mean-pooled sentence embeddings (sentence-transformers' pooling).
+// 1 - mean cosine of the sentence embeddings (the model's sentence-transformers pooling).
 double embedding_distance(Model& fp, Model& quantized, const Dataset& data, const CancellationToken& cancel) {
     c10::InferenceMode inference;
     double sum = 0;
@@ -275,7 +276,7 @@ double embedding_distance(Model& fp, Model& quantized, const Dataset& data, cons
         cancel.throw_if_cancelled();
         const at::Tensor ids = data.inputs.slice(0, i, std::min(data.size(), i + batch));
         const at::Tensor mask = at::ones_like(ids);
-        const at::Tensor e0 = mean_pool(fp.forward(ids), mask), e1 = mean_pool(quantized.forward(ids), mask);
+        const at::Tensor e0 = sentence_embeddings(fp, ids, mask), e1 = sentence_embeddings(quantized, ids, mask);
         sum += at::cosine_similarity(e0.to(at::kDouble), e1.to(at::kDouble), 1).sum().item<double>();
         n += ids.size(0);
     }

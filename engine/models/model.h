@@ -41,7 +41,7 @@ public:
 
     // Decoders: input_ids [B, T] int64 -> logits [B, T, vocab] float32 (causal, full sequence,
     // no KV cache). BERT: -> last hidden state [B, T, hidden] with every token attended and
-    // token type 0 (BertModel::encode takes a mask and types; mean_pool for embeddings).
+    // token type 0 (BertModel::encode takes a mask and types; sentence_pooling.h for embeddings).
     // MLP: inputs [B, input_size] float32 -> logits [B, classes]; CNN: [B, C, S, S] -> [B, classes].
     // Bad inputs (dtype, shape, ids out of range, too long) throw UserError.
     virtual at::Tensor forward(const at::Tensor& inputs) = 0;
