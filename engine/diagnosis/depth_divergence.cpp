@@ -17,6 +17,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/models/sentence_pooling.h"
 
 namespace ql {
 namespace {
@@ -203,7 +204,8 @@ DivergenceReport measure_divergence(Model& fp, QuantizedModel& quantized, const 
         } else {
             rank = token_relative_error(q.output, f.output).masked_fill(~mask, 0.0);
             const at::Tensor ones = at::ones(in.sizes(), in.options());
-            const at::Tensor eq = mean_pool(q.output, ones).to(at::kDouble), ef = mean_pool(f.output, ones).to(at::kDouble);
+            const at::Tensor eq = pool_sentence_embeddings(q.output, ones, fc.sentence).to(at::kDouble),
+                             ef = pool_sentence_embeddings(f.output, ones, fc.sentence).to(at::kDouble);
             const at::Tensor cos = (eq * ef).sum(-1) / (eq.pow(2).sum(-1) * ef.pow(2).sum(-1)).sqrt().clamp_min(1e-300);
             sentence_cosine += cos.sum().item<double>();
         }

@@ -11,6 +11,7 @@
 
 #include "engine/core/engine_runtime.h"
 #include "engine/export/export_report.h"
+#include "engine/io/sha256.h"
 
 namespace ql::experiments {
 

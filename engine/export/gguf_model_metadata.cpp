@@ -16,6 +16,8 @@ uint32_t gguf_file_type(GgmlType type) {
         case GgmlType::Q4_1: return 3;
         case GgmlType::Q8_0: return 7;
         case GgmlType::Q5_0: return 8;
+        case GgmlType::Q5_1: return 9;
+        case GgmlType::BF16: return 32;
         case GgmlType::MXFP4: return 38;
         // A file that is all one K type: llama-quantize's mix of that base type (--pure files
         // carry the mix's number too): Q2_K 10, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, Q6_K 18,

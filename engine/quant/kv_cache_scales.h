@@ -15,8 +15,6 @@
 
 namespace ql {
 
-class Model;
-
 struct KvLayerScales {
     std::string attention;       // "model.layers.0.self_attn"
     std::string k_proj, v_proj;  // the Linear layers whose outputs are K and V
@@ -30,21 +28,5 @@ struct KvCacheScales {
 
 // amax / 448 (FP8 E4M3's largest value), for both formats.
 float kv_scale_of(float amax);
-// The amax whose kv_scale_of is `scale` exactly (readers of exported scales); UserError naming
-// `where` for negative, non-finite or unreachable scales.
-float kv_amax_for_scale(float scale, const std::string& where);
-
-// Model Optimizer's kv_cache_quant_algo for a KV format: "FP8" | "NVFP4".
-std::string modelopt_kv_cache_algo(const std::string& format);
-
-// The attention modules of a Llama / Mistral / Qwen2 decoder (and the demo) with their K and V
-// projections, amax unset; UserError naming the architecture for models without a KV cache
-// (BERT, MLP, CNN) or whose K/V come from a fused projection (GPT-2 c_attn).
-std::vector<KvLayerScales> kv_cache_layers(const Model& model);
-
-// quantlab_kv_cache.json (QuantLab checkpoints): {"format": ..., "layers": [{"attention", "k_proj",
-// "v_proj", "k_amax", "v_amax"}]}; floats round-trip exactly. UserError naming `where` and the field.
-std::string kv_cache_scales_json(const KvCacheScales& s);
-KvCacheScales parse_kv_cache_scales(const std::string& text, const std::string& where);
 
 }  // namespace ql
