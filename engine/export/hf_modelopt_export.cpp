@@ -11,6 +11,7 @@
 #include "engine/core/engine_runtime.h"
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
+#include "engine/export/export_manifest.h"
 #include "engine/export/kv_cache_export.h"
 #include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"

@@ -18,6 +18,7 @@
 #include "engine/export/gguf_encode.h"
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/io/gguf_decode.h"
 #include "engine/io/gguf_file.h"
 #include "engine/io/gguf_kernel_types.h"
 #include "engine/quant/quantized_model.h"
@@ -185,7 +186,7 @@ TEST(GgufKQuantFormats, GgufFileWithEveryKTypeRoundTrips) {
         EXPECT_EQ(t.type, types[i]);
         EXPECT_EQ(std::vector<uint8_t>(f.tensor_data(t), f.tensor_data(t) + t.size), encoded[i]);
         std::vector<float> dec(x.size());
-        decode_gguf_tensor(encoded[i].data(), 3, 512, types[i], dec.data());
+        decode_gguf_tensor(encoded[i].data(), 3, 512, types[i], dec.data(), "t" + std::to_string(i));
         EXPECT_EQ(f.dequantize(t), dec);
         EXPECT_EQ(gguf_format_name(types[i]), "gguf_" + [&] {
             std::string n = ggml_type_name(types[i]);

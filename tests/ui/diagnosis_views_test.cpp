@@ -15,7 +15,7 @@
 
 #include <cmath>
 
-#include "demo_fixture.h"
+#include "wait_for.h"
 #include "plots/bar_chart.h"
 #include "plots/heatmap_plot.h"
 #include "plots/metric_plot.h"
@@ -39,7 +39,6 @@ using test::waitFor;
 
 class DiagnosisViewsTest : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() { test::ensureQuickDemo(); }
     void openDemo(const QString& name, bool fresh) {
         window = test::makeMainWindow();
         w = window->workbench();

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "demo_fixture.h"
+#include "wait_for.h"
 #include "ui/export_doctor_view.h"
 #include "ui_test_support.h"
 

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "demo_fixture.h"
+#include "wait_for.h"
 #include "plots/bar_chart.h"
 #include "plots/histogram_plot.h"
 #include "projects/project_file.h"
@@ -32,7 +32,6 @@ using test::waitFor;
 
 class WhatIfViewTest : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() { test::ensureQuickDemo(); }
     void SetUp() override {
         window = test::makeMainWindow();
         w = window->workbench();
