@@ -197,7 +197,8 @@ QL_INLINE void fake_tile(const float* x, float* y) {
         if constexpr (T == GgufType::Q8_0) {
             for (int i = 0; i < kB; ++i) {
                 const float q = round_half_away(clamp_or_zero(xb[i] * id, -127.0f, 127.0f));
-                yb[i] = is_nan_bits(xb[i]) ? xb[i] : q * dh;
+                // + 0.0f: a code rounded to -0 decodes as the integer 0, i.e. +0 * d (ggml's dequantize).
+                yb[i] = is_nan_bits(xb[i]) ? xb[i] : (q + 0.0f) * dh;
             }
         } else if constexpr (T == GgufType::Q4_0 || T == GgufType::Q5_0) {
             constexpr int levels = T == GgufType::Q4_0 ? 16 : 32;
