@@ -269,7 +269,8 @@ TEST(GgufModel, LyingFilesAreUserErrorsNamingFileAndField) {
     set("llama.embedding_length", GgufValue::u32(32));
     EXPECT_NE(load().find("dimensions [64, 128], expected [32, 128]"), std::string::npos) << load();
     set("llama.embedding_length", GgufValue::u64(uint64_t{1} << 40));
-    EXPECT_NE(load().find("metadata 'llama.embedding_length': value 1099511627776 out of range"), std::string::npos) << load();
+    EXPECT_NE(load().find("metadata 'llama.embedding_length': "), std::string::npos) << load();
+    EXPECT_NE(load().find("out of range"), std::string::npos) << load();
     set("llama.attention.head_count", GgufValue::u32(0));
     EXPECT_NE(load().find("metadata 'llama.attention.head_count': must be positive"), std::string::npos) << load();
     set("llama.attention.head_count_kv", GgufValue::u32(3));

@@ -232,7 +232,7 @@ TEST(ImatrixStatistics, AreLlamaImatrixsShowStatisticsPlusKurtosisAndTopColumns)
     EXPECT_FLOAT_EQ(a.min, 1.f / 80);
     EXPECT_FLOAT_EQ(a.max, 4.f / 80);
     EXPECT_NEAR(a.std, std::sqrt(1.25) / 80, 1e-6);
-    EXPECT_NEAR(a.kurtosis, 2.5625 / (1.25 * 1.25), 1e-9);
+    EXPECT_NEAR(a.kurtosis, 2.5625 / (1.25 * 1.25), 1e-6);  // float32 sums of the column means
     EXPECT_NEAR(a.entropy, -(0.1 * std::log2(0.1) + 0.2 * std::log2(0.2) + 0.3 * std::log2(0.3) + 0.4 * std::log2(0.4)), 1e-5);
     EXPECT_NEAR(a.entropy_normalized, a.entropy / 2.0, 1e-6);
     EXPECT_FLOAT_EQ(a.zd, 0.25f);
