@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "engine/api/demo_api.h"
 #include "engine/io/sha256.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/cli_test_demo.h"
 
 extern char** environ;
 
@@ -32,26 +32,13 @@ using nlohmann::json;
 
 std::string shipped_dir() { return std::string(QUANTLAB_SOURCE_DIR) + "/resources/demo"; }
 
-// One retrained demo for the tests that need one (each runs in its own process under ctest):
-// trained once into the build folder's test cache, under a lock, and again whenever the CLI
-// binary is newer.
+// The retrained demo of the tests that need one: tests/app/cli_test_demo.h.
 class CliDemoEval : public ::testing::Test {
 protected:
-    static std::string cache() { return fs::path(QUANTLAB_CLI).parent_path().parent_path() / "test-cache"; }
-    static std::string demo_dir() { return cache() + "/quantlab/demo"; }
+    static std::string cache() { return cli_test_cache(); }
+    static std::string demo_dir() { return cli_test_demo_dir(); }
     void SetUp() override { setenv("XDG_CACHE_HOME", cache().c_str(), 1); }
-    static void ensure_retrained() {
-        fs::create_directories(cache());
-        const int lock = open((cache() + "/lock").c_str(), O_RDWR | O_CREAT, 0644);
-        ASSERT_GE(lock, 0);
-        ASSERT_EQ(flock(lock, LOCK_EX), 0);
-        const std::string record = demo_dir() + "/quantlab.json";
-        if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(QUANTLAB_CLI)) {
-            const CliResult r = run_cli({"demo", "--retrain", "--steps", "3", "--json"});
-            EXPECT_EQ(r.exit_code, 0) << r.err;
-        }
-        close(lock);
-    }
+    static void ensure_retrained() { ensure_cli_test_demo(); }
     static json run_json(const std::vector<std::string>& args) {
         const CliResult r = run_cli(args);
         EXPECT_EQ(r.exit_code, 0) << r.err;

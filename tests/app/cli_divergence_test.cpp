@@ -4,9 +4,6 @@
 // CLI tests under the same lock) with MXFP4.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +15,7 @@
 #include "projects/divergence_records.h"
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/cli_test_demo.h"
 
 namespace ql::test {
 namespace {
@@ -27,21 +25,7 @@ using nlohmann::json;
 
 class CliDivergence : public ::testing::Test {
 protected:
-    static std::string cache() { return fs::path(QUANTLAB_CLI).parent_path().parent_path() / "test-cache"; }
-    void SetUp() override {
-        setenv("XDG_CACHE_HOME", cache().c_str(), 1);
-        // The same demo as tests/app/cli_demo_eval_test.cpp: built once, under its lock.
-        fs::create_directories(cache());
-        const int lock = open((cache() + "/lock").c_str(), O_RDWR | O_CREAT, 0644);
-        ASSERT_GE(lock, 0);
-        ASSERT_EQ(flock(lock, LOCK_EX), 0);
-        const std::string record = cache() + "/quantlab/demo/quantlab.json";
-        if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(QUANTLAB_CLI)) {
-            const CliResult r = run_cli({"demo", "--force", "--steps", "3", "--json"});
-            EXPECT_EQ(r.exit_code, 0) << r.err;
-        }
-        close(lock);
-    }
+    void SetUp() override { ensure_cli_test_demo(); }
     static json run_json(const std::vector<std::string>& args) {
         const CliResult r = run_cli(args);
         EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -4,9 +4,6 @@
 // training steps per run so the whole grid runs in a test.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +15,7 @@
 
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/cli_test_demo.h"
 
 namespace ql::test {
 namespace {
@@ -27,20 +25,7 @@ using nlohmann::json;
 
 class CliExperiment : public ::testing::Test {
 protected:
-    static std::string cache() { return fs::path(QUANTLAB_CLI).parent_path().parent_path() / "test-cache"; }
-    void SetUp() override {
-        setenv("XDG_CACHE_HOME", cache().c_str(), 1);
-        fs::create_directories(cache());
-        const int lock = open((cache() + "/lock").c_str(), O_RDWR | O_CREAT, 0644);
-        ASSERT_GE(lock, 0);
-        ASSERT_EQ(flock(lock, LOCK_EX), 0);
-        const std::string record = cache() + "/quantlab/demo/quantlab.json";
-        if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(QUANTLAB_CLI)) {
-            const CliResult r = run_cli({"demo", "--force", "--steps", "3", "--json"});
-            EXPECT_EQ(r.exit_code, 0) << r.err;
-        }
-        close(lock);
-    }
+    void SetUp() override { ensure_cli_test_demo(); }
 };
 
 std::vector<std::string> qad_vs_qat(const std::string& project, int replicates) {
