@@ -29,11 +29,11 @@
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/recipe.h"
 #include "engine/stats/format_fit.h"
+#include "engine/core/not_a_number.h"
 
 namespace ql {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Keys and values of every attention while data runs: through the KV quantizer's observer where
 // one is installed (K after its Q/K rotation), else through the bare site hook.

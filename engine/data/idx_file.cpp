@@ -12,7 +12,7 @@
 namespace ql {
 namespace {
 
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
+[[noreturn]] void fail_idx(const std::string& name, const std::string& what) {
     throw UserError(name + ": not a valid IDX file: " + what);
 }
 
@@ -33,21 +33,21 @@ const char* type_name(uint8_t t) {
 IdxArray parse_idx(const std::string& bytes, const std::string& name) {
     const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
     const uint64_t size = bytes.size();
-    if (size >= 2 && b[0] == 0x1F && b[1] == 0x8B) fail(name, "the file is gzip-compressed; decompress it first (gunzip)");
-    if (size < 4) fail(name, "shorter than the 4-byte magic number");
-    if (b[0] != 0 || b[1] != 0) fail(name, "magic number must start with two zero bytes");
+    if (size >= 2 && b[0] == 0x1F && b[1] == 0x8B) fail_idx(name, "the file is gzip-compressed; decompress it first (gunzip)");
+    if (size < 4) fail_idx(name, "shorter than the 4-byte magic number");
+    if (b[0] != 0 || b[1] != 0) fail_idx(name, "magic number must start with two zero bytes");
     const char* type = type_name(b[2]);
-    if (!type) fail(name, "unknown element type 0x" + [&] {
+    if (!type) fail_idx(name, "unknown element type 0x" + [&] {
         char h[3];
         std::snprintf(h, sizeof h, "%02X", b[2]);
         return std::string(h);
     }());
-    if (b[2] != 0x08) fail(name, std::string("element type ") + type + " is not supported (QuantLab reads uint8 IDX files)");
+    if (b[2] != 0x08) fail_idx(name, std::string("element type ") + type + " is not supported (QuantLab reads uint8 IDX files)");
     const int ndims = b[3];
-    if (ndims < 1) fail(name, "the number of dimensions is 0");
+    if (ndims < 1) fail_idx(name, "the number of dimensions is 0");
     const uint64_t header = 4 + 4 * static_cast<uint64_t>(ndims);
     if (size < header)
-        fail(name, "header declares " + std::to_string(ndims) + " dimensions but the file ends after " +
+        fail_idx(name, "header declares " + std::to_string(ndims) + " dimensions but the file ends after " +
                        std::to_string(size) + " bytes");
     IdxArray a;
     uint64_t count = 1;
@@ -62,7 +62,7 @@ IdxArray parse_idx(const std::string& bytes, const std::string& name) {
     if (too_large || header + count != size) {
         std::string dims;
         for (size_t i = 0; i < a.dims.size(); ++i) dims += (i ? "x" : "") + std::to_string(a.dims[i]);
-        fail(name, "dimensions " + dims + " need " + (too_large ? "more than " + std::to_string(size - header) : std::to_string(count)) +
+        fail_idx(name, "dimensions " + dims + " need " + (too_large ? "more than " + std::to_string(size - header) : std::to_string(count)) +
                        " data bytes but the file has " + std::to_string(size - header));
     }
     a.data.assign(b + header, b + size);

@@ -9,13 +9,10 @@
 #include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "engine/io/whole_file.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 template <class T>
 void append_tokens(std::vector<int64_t>& out, const uint8_t* bytes, size_t count, const std::string& path) {

@@ -18,6 +18,7 @@
 #include "engine/eval/metrics.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/models/sentence_pooling.h"
+#include "engine/formats/tensor_values.h"
 
 namespace ql {
 namespace {
@@ -57,11 +58,6 @@ std::vector<size_t> all_stages(size_t n) {
     std::vector<size_t> v(n);
     for (size_t k = 0; k < n; ++k) v[k] = k;
     return v;
-}
-
-std::vector<double> to_doubles(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kDouble).contiguous().reshape({-1});
-    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
 std::vector<int64_t> to_ints(const at::Tensor& t) {

@@ -11,14 +11,10 @@
 #include "engine/data/sentence_data.h"
 #include "engine/eval/rank_statistics.h"
 #include "engine/eval/sentence_embedder.h"
+#include "engine/formats/tensor_values.h"
 
 namespace ql {
 namespace {
-
-std::vector<double> to_doubles(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kDouble).contiguous();
-    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
 
 // Spearman of the pairs' cosine (rows 2i, 2i + 1) with their scores.
 double pair_spearman(const at::Tensor& embeddings, const std::vector<double>& scores) {

@@ -13,6 +13,7 @@
 #include "engine/diagnosis/token_divergence.h"
 #include "engine/eval/encoder_evaluator.h"
 #include "engine/eval/metrics.h"
+#include "engine/formats/tensor_values.h"
 
 namespace ql {
 namespace {
@@ -42,13 +43,6 @@ EvalMetrics finish(const Sums& s, const Dataset& data, bool with_teacher) {
     }
     return m;
 }
-
-std::vector<double> to_doubles(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kDouble).contiguous();
-    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-std::string shape_of(const at::Tensor& t) { return shape_string(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())); }
 
 }  // namespace
 
@@ -94,7 +88,7 @@ EvalReport evaluate_logits(Model& model, Model* teacher, const Dataset& data, co
         // Logits over the classes / vocabulary, not features (an encoder's hidden states would
         // otherwise be read as logits and the targets index past them).
         if (logits.dim() != expected_dim || logits.size(-1) != classes)
-            throw UserError(data.name + ": the model gives outputs of shape " + shape_of(logits) + ", not " +
+            throw UserError(data.name + ": the model gives outputs of shape " + shape_text(logits) + ", not " +
                             (images ? "class logits [batch, " : "token logits [batch, positions, ") + std::to_string(classes) +
                             "]; it cannot be scored by loss on these data");
         const at::Tensor mask = scored_mask(b.targets);
@@ -107,7 +101,7 @@ EvalReport evaluate_logits(Model& model, Model* teacher, const Dataset& data, co
         if (teacher) {
             const at::Tensor t_logits = forward_batch(*teacher, b);
             if (t_logits.sizes() != logits.sizes())
-                throw UserError("teacher outputs " + shape_of(t_logits) + " but the model outputs " + shape_of(logits) +
+                throw UserError("teacher outputs " + shape_text(t_logits) + " but the model outputs " + shape_text(logits) +
                                 " for the same batch (different vocabulary or classes)");
             const at::Tensor token_kls = token_kl(t_logits, logits), same = top1_agreement(t_logits, logits);
             kl = to_doubles(token_kls.masked_fill(~mask, 0.0).sum(1));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/experiments/experiment_statistics.h"
+#include "engine/core/not_a_number.h"
 
 #include <cmath>
 #include <limits>
@@ -10,7 +11,6 @@
 namespace ql::experiments {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The continued fraction of I_x(a, b) (DLMF 8.17.22), converging for x < (a + 1) / (a + b + 2);
 // modified Lentz's method (Numerical Recipes 3rd ed. §5.2 and §6.4).

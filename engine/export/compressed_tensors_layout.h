@@ -29,6 +29,7 @@
 // e2m1 x (s8 x g) (at most one float32 ulp apart).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -24,13 +24,13 @@ namespace {
 using nlohmann::json;
 constexpr const char* kConsumer = "vLLM / TensorRT-LLM";
 
-float scalar_f32(const ExportTensor& t) {
+float first_f32(const ExportTensor& t) {
     float v = 0;
     if (t.bytes.size() >= 4) std::memcpy(&v, t.bytes.data(), 4);
     return v;
 }
 
-std::string number(double v) {
+std::string number_text(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.6g", v);
     return b;
@@ -195,19 +195,19 @@ void check_modelopt_folder(const HfFolderView& f, DoctorContext& ctx) {
         const float amax = finite_amax(w);
         if (amax > 1e4f)
             ctx.error("scale-conventions", l.layer + (l.format.quant_algo.find("NVFP4") != std::string::npos ? ".weight_scale_2" : ".weight_scale"),
-                      "the weights decode to |w| up to " + number(amax) +
+                      "the weights decode to |w| up to " + number_text(amax) +
                           ": the scale looks inverted (compressed-tensors' multiplier 2688 / amax where Model Optimizer divides)",
                       std::string(kConsumer) + " loads the layer with wrong numbers", "store weight_scale_2 = amax / (6 * 448)");
         if (by_name.count(l.layer + ".input_scale")) {
-            const float s = scalar_f32(*by_name.at(l.layer + ".input_scale"));
+            const float s = first_f32(*by_name.at(l.layer + ".input_scale"));
             const float divisor = l.format.quant_algo == "FP8" ? 448.0f : 2688.0f;
             if (!(s > 0) || !std::isfinite(s))
-                ctx.error("scale-conventions", l.layer + ".input_scale", "is " + number(s) + " (must be finite and > 0)",
+                ctx.error("scale-conventions", l.layer + ".input_scale", "is " + number_text(s) + " (must be finite and > 0)",
                           std::string(kConsumer) + " computes NaN / Inf activations", "export the calibrated scale");
             else if (s * divisor > 1e5f)
-                ctx.warning("scale-conventions", l.layer + ".input_scale", "is " + number(s) + ", an input amax of " + number(s * divisor) +
+                ctx.warning("scale-conventions", l.layer + ".input_scale", "is " + number_text(s) + ", an input amax of " + number_text(s * divisor) +
                                 ": it looks like compressed-tensors' multiplier input_global_scale",
-                            std::string(kConsumer) + " quantizes activations with a wrong scale", "store input_scale = amax / " + number(divisor));
+                            std::string(kConsumer) + " quantizes activations with a wrong scale", "store input_scale = amax / " + number_text(divisor));
         }
         decoded[l.layer] = w;
     }
@@ -233,13 +233,13 @@ void check_modelopt_folder(const HfFolderView& f, DoctorContext& ctx) {
             for (const std::string& n : g) {
                 const auto it = by_name.find(n + "." + param);
                 if (it == by_name.end() || it->second->bytes.size() != 4) return;
-                v.push_back(scalar_f32(*it->second));
+                v.push_back(first_f32(*it->second));
             }
             std::string values;
             bool equal = true;
             for (size_t i = 0; i < v.size(); ++i) {
                 equal = equal && v[i] == v.front();
-                values += (i ? ", " : "") + number(v[i]);
+                values += (i ? ", " : "") + number_text(v[i]);
             }
             if (equal) return;
             const std::string fix = "quantize with \"share_fused_scales\": true (the NVFP4 and FP8 presets do) and export again";
@@ -305,7 +305,7 @@ void check_modelopt_folder(const HfFolderView& f, DoctorContext& ctx) {
                     continue;
                 }
                 const ExportTensor t = f.tensor(name);
-                if (t.dtype != SafetensorsDtype::F32 || t.bytes.size() != 4 || !(scalar_f32(t) > 0) || !std::isfinite(scalar_f32(t)))
+                if (t.dtype != SafetensorsDtype::F32 || t.bytes.size() != 4 || !(first_f32(t) > 0) || !std::isfinite(first_f32(t)))
                     ctx.error("kv-cache", name, "expected one finite float32 > 0", "vLLM ignores it or divides by zero", "export the calibrated scale");
             }
         }

@@ -25,6 +25,7 @@
 #include "engine/loading/model_source.h"
 #include "engine/quant/plain_weights.h"
 #include "engine/quant/quantized_model.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 
@@ -50,11 +51,6 @@ std::optional<GgmlType> recipe_gguf_type(const QuantSpec& spec) {
 std::string model_display_name(const OpenedModel& m) {
     if (!m.model->config().name.empty()) return m.model->config().name;
     return std::filesystem::path(m.path).stem().string();
-}
-
-bool ends_with(const std::string& s, const char* suffix) {
-    const size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
 // convert_hf_to_gguf.py keeps these F32 whatever the output type: 1-D tensors, norms, GPT-2's

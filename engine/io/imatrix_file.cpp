@@ -10,6 +10,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/file_bytes.h"
 #include "engine/io/gguf_file.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 
@@ -26,10 +27,6 @@ namespace {
 constexpr const char* kDatasets = "imatrix.datasets";
 constexpr const char* kChunkCount = "imatrix.chunk_count";
 constexpr const char* kChunkSize = "imatrix.chunk_size";
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::vector<float> f32_values(const GgufFile& f, const GgufTensorInfo& t) {
     if (t.type != GgmlType::F32)

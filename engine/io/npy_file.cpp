@@ -16,7 +16,7 @@
 namespace ql {
 namespace {
 
-[[noreturn]] void fail(const std::string& name, const std::string& what) {
+[[noreturn]] void fail_npy(const std::string& name, const std::string& what) {
     throw UserError(name + ": not a valid .npy file: " + what);
 }
 
@@ -39,15 +39,15 @@ struct HeaderParser {
         return false;
     }
     void expect(char c, const char* field) {
-        if (!eat(c)) fail(name, std::string("header: expected '") + c + "' in " + field);
+        if (!eat(c)) fail_npy(name, std::string("header: expected '") + c + "' in " + field);
     }
     std::string str(const char* field) {
         ws();
-        if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) fail(name, std::string("header: expected a string for ") + field);
+        if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) fail_npy(name, std::string("header: expected a string for ") + field);
         const char q = s[i++];
         const size_t start = i;
         while (i < s.size() && s[i] != q) ++i;
-        if (i >= s.size()) fail(name, std::string("header: unterminated string in ") + field);
+        if (i >= s.size()) fail_npy(name, std::string("header: unterminated string in ") + field);
         return s.substr(start, i++ - start);
     }
     bool boolean() {
@@ -60,7 +60,7 @@ struct HeaderParser {
             i += 5;
             return false;
         }
-        fail(name, "header: fortran_order must be True or False");
+        fail_npy(name, "header: fortran_order must be True or False");
     }
     std::vector<int64_t> shape() {
         expect('(', "shape");
@@ -68,10 +68,10 @@ struct HeaderParser {
         while (true) {
             ws();
             if (eat(')')) break;
-            if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) fail(name, "header: shape must hold non-negative integers");
+            if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) fail_npy(name, "header: shape must hold non-negative integers");
             int64_t v = 0;
             while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-                if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) fail(name, "header: shape dimension too large");
+                if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) fail_npy(name, "header: shape dimension too large");
                 v = v * 10 + (s[i++] - '0');
             }
             ws();
@@ -94,29 +94,29 @@ DType dtype_from_descr(const std::string& d, const std::string& name) {
     if (d == "<i8") return DType::Int64;
     if (d == "<u2") return DType::UInt16;
     if (d == "<u4") return DType::UInt32;
-    if (!d.empty() && d[0] == '>') fail(name, "descr '" + d + "' is big-endian; only little-endian arrays are supported");
-    fail(name, "descr '" + d + "' is not a supported dtype (float32, float16, uint8, int8, uint16, uint32, int32, int64)");
+    if (!d.empty() && d[0] == '>') fail_npy(name, "descr '" + d + "' is big-endian; only little-endian arrays are supported");
+    fail_npy(name, "descr '" + d + "' is not a supported dtype (float32, float16, uint8, int8, uint16, uint32, int32, int64)");
 }
 
 }  // namespace
 
 NdArray parse_npy(const std::string& b, const std::string& name) {
     static const char magic[] = "\x93NUMPY";
-    if (b.size() < 10 || std::memcmp(b.data(), magic, 6) != 0) fail(name, "magic string \\x93NUMPY missing");
+    if (b.size() < 10 || std::memcmp(b.data(), magic, 6) != 0) fail_npy(name, "magic string \\x93NUMPY missing");
     const int major = static_cast<unsigned char>(b[6]);
     size_t header_len, header_start;
     if (major == 1) {
         header_len = static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8);
         header_start = 10;
     } else if (major == 2 || major == 3) {
-        if (b.size() < 12) fail(name, "truncated before the header length");
+        if (b.size() < 12) fail_npy(name, "truncated before the header length");
         header_len = 0;
         for (int k = 0; k < 4; ++k) header_len |= static_cast<size_t>(static_cast<unsigned char>(b[8 + k])) << (8 * k);
         header_start = 12;
     } else {
-        fail(name, "unsupported format version " + std::to_string(major));
+        fail_npy(name, "unsupported format version " + std::to_string(major));
     }
-    if (header_len > b.size() - header_start) fail(name, "header length " + std::to_string(header_len) + " runs past the end of the file");
+    if (header_len > b.size() - header_start) fail_npy(name, "header length " + std::to_string(header_len) + " runs past the end of the file");
     const std::string header = b.substr(header_start, header_len);
     HeaderParser p{header, name};
     p.expect('{', "header");
@@ -137,27 +137,27 @@ NdArray parse_npy(const std::string& b, const std::string& name) {
             shape = p.shape();
             have_shape = true;
         } else {
-            fail(name, "header: unknown key '" + key + "'");
+            fail_npy(name, "header: unknown key '" + key + "'");
         }
         if (p.eat(',')) continue;
         p.expect('}', "header");
         break;
     }
-    if (!have_descr || !have_fortran || !have_shape) fail(name, "header: descr, fortran_order and shape are all required");
-    if (fortran) fail(name, "fortran_order arrays are not supported (save with np.ascontiguousarray)");
+    if (!have_descr || !have_fortran || !have_shape) fail_npy(name, "header: descr, fortran_order and shape are all required");
+    if (fortran) fail_npy(name, "fortran_order arrays are not supported (save with np.ascontiguousarray)");
     NdArray a;
     a.dtype = dtype_from_descr(descr, name);
     a.shape = shape;
     // numel * itemsize with overflow checks: a lying shape must not wrap around.
     uint64_t n = 1;
     for (int64_t d : shape) {
-        if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) fail(name, "shape " + shape_string(shape) + " overflows");
+        if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) fail_npy(name, "shape " + shape_string(shape) + " overflows");
         n *= static_cast<uint64_t>(d);
     }
     const uint64_t data_bytes = n * static_cast<uint64_t>(dtype_size(a.dtype));
     const uint64_t available = b.size() - header_start - header_len;
     if (data_bytes != available)
-        fail(name, "shape " + shape_string(shape) + " of " + descr + " needs " + std::to_string(data_bytes) +
+        fail_npy(name, "shape " + shape_string(shape) + " of " + descr + " needs " + std::to_string(data_bytes) +
                        " data bytes but the file has " + std::to_string(available));
     a.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(header_start + header_len), b.end());
     return a;

@@ -13,6 +13,7 @@
 #include "engine/io/strict_json.h"
 #include "engine/io/utf8.h"
 #include "engine/io/whole_file.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 namespace {
@@ -23,12 +24,8 @@ using nlohmann::json;
 // Indices are a few MB even for the largest models; this only stops a hostile file early.
 constexpr uint64_t kMaxIndexSize = 100'000'000;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void fail_index(const std::string& path, const std::string& what) {
     throw UserError(path + ": not a valid safetensors index: " + what);
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // A shard name from an index must name a file below the index's folder: relative, without "..".
@@ -43,7 +40,7 @@ std::string read_index(const std::string& path) {
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
     if (ec) throw UserError(path + ": cannot open: " + ec.message());
-    if (size > kMaxIndexSize) fail(path, "the file has " + std::to_string(size) + " bytes, more than an index can need");
+    if (size > kMaxIndexSize) fail_index(path, "the file has " + std::to_string(size) + " bytes, more than an index can need");
     return read_whole_file(path);
 }
 
@@ -89,11 +86,11 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string& path) {
     try {
         root = parse_strict_json(text.data(), text.data() + text.size());
     } catch (const StrictJsonError& e) {
-        fail(index_path, std::string("not valid JSON: ") + e.what());
+        fail_index(index_path, std::string("not valid JSON: ") + e.what());
     }
-    if (!root.is_object()) fail(index_path, "not a JSON object");
+    if (!root.is_object()) fail_index(index_path, "not a JSON object");
     const auto map = root.find("weight_map");
-    if (map == root.end() || !map->is_object()) fail(index_path, "\"weight_map\" (tensor name -> shard file) is missing or not an object");
+    if (map == root.end() || !map->is_object()) fail_index(index_path, "\"weight_map\" (tensor name -> shard file) is missing or not an object");
     if (const auto meta = root.find("metadata"); meta != root.end() && meta->is_object()) {
         if (const auto total = meta->find("total_size"); total != meta->end()) {
             if (total->is_number_unsigned()) {
@@ -106,10 +103,10 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string& path) {
     std::map<std::string, std::string> mapped;  // tensor -> shard
     std::set<std::string> shard_names;
     for (auto it = map->begin(); it != map->end(); ++it) {
-        if (!it.value().is_string()) fail(index_path, "weight_map: tensor " + quoted_name(it.key()) + ": shard is not a string");
+        if (!it.value().is_string()) fail_index(index_path, "weight_map: tensor " + quoted_name(it.key()) + ": shard is not a string");
         const std::string shard = it.value().get<std::string>();
         if (!stays_inside(shard))
-            fail(index_path, "weight_map: tensor " + quoted_name(it.key()) + ": shard " + quoted_name(shard) +
+            fail_index(index_path, "weight_map: tensor " + quoted_name(it.key()) + ": shard " + quoted_name(shard) +
                                  " is not a relative path inside the index's folder");
         mapped[it.key()] = shard;
         shard_names.insert(shard);
@@ -125,11 +122,11 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string& path) {
         for (const auto& t : c.files_[f].tensors()) {
             const auto [it, fresh] = c.where_.emplace(t.name, f);
             if (!fresh)
-                fail(index_path, "tensor " + quoted_name(t.name) + " is in two shards, " + quoted_name(file_names[it->second]) +
+                fail_index(index_path, "tensor " + quoted_name(t.name) + " is in two shards, " + quoted_name(file_names[it->second]) +
                                      " and " + quoted_name(file_names[f]));
             const auto m = mapped.find(t.name);
             if (m == mapped.end())
-                fail(index_path, "tensor " + quoted_name(t.name) + " of shard " + quoted_name(file_names[f]) +
+                fail_index(index_path, "tensor " + quoted_name(t.name) + " of shard " + quoted_name(file_names[f]) +
                                      " is not in the weight_map");
             c.names_.push_back(t.name);
         }
@@ -137,7 +134,7 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string& path) {
     for (const auto& [tensor, shard] : mapped) {
         const auto it = c.where_.find(tensor);
         if (it == c.where_.end() || it->second != shard_index[shard])
-            fail(index_path, "weight_map: tensor " + quoted_name(tensor) + " is mapped to shard " + quoted_name(shard) +
+            fail_index(index_path, "weight_map: tensor " + quoted_name(tensor) + " is mapped to shard " + quoted_name(shard) +
                                  ", which does not hold it" +
                                  (it == c.where_.end() ? std::string() : " (it is in " + quoted_name(file_names[it->second]) + ")"));
     }

@@ -62,11 +62,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 std::string quoted(const std::string& name) { return quoted_name(name); }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void fail_file(const std::string& path, const std::string& what) {
     throw UserError(path + ": not a valid safetensors file: " + what);
 }
 [[noreturn]] void fail_tensor(const std::string& path, const std::string& tensor, const std::string& what) {
-    fail(path, "tensor " + quoted(tensor) + ": " + what);
+    fail_file(path, "tensor " + quoted(tensor) + ": " + what);
 }
 
 std::optional<uint64_t> as_u64(const json& j) {
@@ -124,22 +124,22 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& nam
 SafetensorsFile SafetensorsFile::validate(std::shared_ptr<const Storage> storage, const std::string& path) {
     const uint8_t* bytes = storage->data();
     const uint64_t size = storage->size();
-    if (size < 8) fail(path, "the file has " + std::to_string(size) + " bytes, too few for the 8-byte header length");
+    if (size < 8) fail_file(path, "the file has " + std::to_string(size) + " bytes, too few for the 8-byte header length");
     const uint64_t n = read_u64_le(bytes);
     if (n > kMaxHeaderSize)
-        fail(path, "header length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxHeaderSize) + " bytes");
+        fail_file(path, "header length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxHeaderSize) + " bytes");
     if (n > size - 8)
-        fail(path, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) + " bytes)");
+        fail_file(path, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) + " bytes)");
     const char* header = reinterpret_cast<const char*>(bytes + 8);
     if (const auto bad = first_invalid_utf8(header, n))
-        fail(path, "header is not valid UTF-8 (byte " + std::to_string(*bad) + " of the header)");
+        fail_file(path, "header is not valid UTF-8 (byte " + std::to_string(*bad) + " of the header)");
     json root;
     try {
         root = parse_strict_json(header, header + n);
     } catch (const StrictJsonError& e) {
-        fail(path, std::string("header is not valid JSON: ") + e.what());
+        fail_file(path, std::string("header is not valid JSON: ") + e.what());
     }
-    if (!root.is_object()) fail(path, "header is not a JSON object");
+    if (!root.is_object()) fail_file(path, "header is not a JSON object");
 
     SafetensorsFile f;
     f.path_ = path;
@@ -154,9 +154,9 @@ SafetensorsFile SafetensorsFile::validate(std::shared_ptr<const Storage> storage
         const json& v = it.value();
         if (name == "__metadata__") {
             if (v.is_null()) continue;
-            if (!v.is_object()) fail(path, "\"__metadata__\" is not an object of strings");
+            if (!v.is_object()) fail_file(path, "\"__metadata__\" is not an object of strings");
             for (auto m = v.begin(); m != v.end(); ++m) {
-                if (!m.value().is_string()) fail(path, "\"__metadata__\" value for key " + quoted(m.key()) + " is not a string");
+                if (!m.value().is_string()) fail_file(path, "\"__metadata__\" value for key " + quoted(m.key()) + " is not a string");
                 f.metadata_[m.key()] = m.value().get<std::string>();
             }
             continue;
@@ -238,7 +238,7 @@ SafetensorsFile SafetensorsFile::validate(std::shared_ptr<const Storage> storage
         sorted.back().offset = f.data_offset_ + s.begin;
     }
     if (covered != data_size)
-        fail(path, std::to_string(data_size - covered) + " bytes at the end of the data area belong to no tensor" +
+        fail_file(path, std::to_string(data_size - covered) + " bytes at the end of the data area belong to no tensor" +
                        (previous ? " (the last one, " + quoted(*previous) + ", ends at " + std::to_string(covered) + ")" : ""));
     f.tensors_ = std::move(sorted);
     for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_[f.tensors_[i].name] = i;

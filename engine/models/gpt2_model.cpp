@@ -6,13 +6,10 @@
 #include <cmath>
 
 #include "engine/models/transformer_ops.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 

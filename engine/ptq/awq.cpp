@@ -11,6 +11,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/formats/tensor_values.h"
 
 namespace ql {
 namespace {
@@ -22,12 +23,6 @@ constexpr double kScaleMin = 1e-4;
 constexpr double kScaleMax = 1e4;
 // Output rows per batched matmul in the clip search (bounds the [groups, rows, chunk] buffer).
 constexpr int64_t kClipRowChunk = 256;
-
-std::string shape_text(const at::Tensor& t) {
-    std::string s = "[";
-    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-    return s + "]";
-}
 
 at::Tensor checked_matrix(const at::Tensor& t, const char* name) {
     if (!t.defined() || !t.is_floating_point() || t.dim() != 2)

@@ -2,17 +2,17 @@
 #include "engine/ptq/awq_fold.h"
 
 #include <ATen/Functions.h>
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 #include <set>
 
 #include "engine/ptq/input_groups.h"
 #include "engine/quant/quant_plan.h"
+#include "engine/core/string_suffix.h"
 
 namespace ql {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& t) { return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0; }
 
 bool tied(const Model& model, const QuantizableLayer& layer) {
     for (const EmbeddingLayer* e : model.embedding_layers())

@@ -17,16 +17,11 @@
 
 #include "engine/core/errors.h"
 #include "engine/ptq/weight_grid.h"
+#include "engine/formats/tensor_values.h"
 #include "kernels/cpu_dispatch.h"
 
 namespace ql {
 namespace {
-
-std::string shape_text(const at::Tensor& t) {
-    std::string s = "[";
-    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-    return s + "]";
-}
 
 bool all_finite(const at::Tensor& t) { return t.numel() == 0 || at::isfinite(t).all().item<bool>(); }
 

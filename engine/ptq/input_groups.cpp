@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/ptq/input_groups.h"
+#include "engine/core/string_suffix.h"
 
 #include <map>
 #include <set>
 
 namespace ql {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // (norm, members) relative to a block prefix, per architecture.
 struct GroupRule {

@@ -8,18 +8,13 @@
 #include <string>
 
 #include "engine/core/errors.h"
+#include "engine/formats/tensor_values.h"
 
 namespace ql {
 namespace {
 
 // The reference's floor for weight maxima and scales (smooth.py: clamp(min=1e-5)).
 constexpr double kSmoothQuantFloor = 1e-5;
-
-std::string shape_text(const at::Tensor& t) {
-    std::string s = "[";
-    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-    return s + "]";
-}
 
 }  // namespace
 

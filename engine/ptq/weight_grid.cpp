@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/errors.h"
+#include "engine/formats/tensor_values.h"
 #include "kernels/channel_reduce.h"
 #include "kernels/half_precision.h"
 #include "kernels/magnitude_bits.h"
@@ -20,12 +21,6 @@ namespace ql {
 namespace {
 
 using namespace ql::kernels;
-
-std::string shape_text(const at::Tensor& t) {
-    std::string s = "[";
-    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-    return s + "]";
-}
 
 // Reads any floating tensor as contiguous float32 (FORMATS.md "Shapes": non-contiguous inputs
 // are made contiguous first).

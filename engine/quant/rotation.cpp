@@ -10,14 +10,11 @@
 
 #include "engine/core/errors.h"
 #include "engine/quant/quant_plan.h"
+#include "engine/core/string_suffix.h"
 #include "kernels/hadamard.h"
 
 namespace ql {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // diag(s) H_blockdiag as a dense float64 matrix [n, n] would be wasteful; a rotation is applied
 // blockwise instead. H_b in float64: Sylvester entries / sqrt(b), exactly orthogonal up to the

@@ -11,12 +11,12 @@
 #include <limits>
 
 #include "engine/core/errors.h"
+#include "engine/core/not_a_number.h"
 #include "kernels/parallel.h"
 
 namespace ql {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxStoredScales = size_t{1} << 20;
 // A scale computed as amax / qmax and multiplied back can land an ulp below amax: values beyond
 // the range by less than this relative amount are rounding, not clipping.

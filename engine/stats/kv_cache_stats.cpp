@@ -10,11 +10,11 @@
 
 #include "engine/core/errors.h"
 #include "engine/stats/format_fit.h"
+#include "engine/core/not_a_number.h"
 
 namespace ql {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 FormatFit fit_of(const at::Tensor& rows, const QuantSpec& spec, const std::string& settings, int bins) {
     std::vector<float> q;

@@ -28,11 +28,11 @@
 #include "engine/stats/format_fit.h"
 #include "engine/stats/kv_cache_stats.h"
 #include "engine/stats/layer_statistics.h"
+#include "engine/core/not_a_number.h"
 
 namespace ql {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 at::Tensor layer_output(const QuantizableLayer& layer, const at::Tensor& x, const at::Tensor& weight) {
     if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&layer))
