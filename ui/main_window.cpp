@@ -84,7 +84,8 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     central->addWidget(m_stack);
     central->setStretchFactor(0, 0);
     central->setStretchFactor(1, 1);
-    central->setSizes({430, 1010});
+    // A narrow side bar: the views need the width (three plots across at 1280 pixels).
+    central->setSizes({320, 1120});
     setCentralWidget(central);
     setAcceptDrops(true);
 
