@@ -107,7 +107,7 @@ void FormatExplorerView::buildUi() {
     notesScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     notesScroll->viewport()->setBackgroundRole(QPalette::Base);  // the card's colour, not the window's
     leftLayout->addWidget(makeCard(tr("About this format"), notesScroll), 2);
-    left->setMinimumWidth(240);
+    left->setMinimumWidth(210);
 
     // Right: header, then anatomy (bits, blocks), the number line and the sample block.
     auto* right = new QWidget(m_outerSplitter);
@@ -193,7 +193,7 @@ void FormatExplorerView::buildUi() {
     m_mainSplitter->setSizes({222, 180, 520});
     m_outerSplitter->setStretchFactor(0, 0);
     m_outerSplitter->setStretchFactor(1, 1);
-    m_outerSplitter->setSizes({270, 1200});
+    m_outerSplitter->setSizes({250, 1200});
 
     connect(m_picker, &FormatPicker::formatSelected, this, &FormatExplorerView::showFormat);
     connect(m_scaleCombo, &QComboBox::currentIndexChanged, this, [this](int i) {
