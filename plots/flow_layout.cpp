@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "plots/flow_layout.h"
 
+#include <QHBoxLayout>
 #include <QWidget>
 
 #include <algorithm>
@@ -16,6 +17,19 @@ FlowLayout::~FlowLayout() {
 
 void FlowLayout::addItem(QLayoutItem* item) { m_items.append(item); }
 
+QWidget* FlowLayout::addGroup(QWidget* parent, std::initializer_list<QWidget*> widgets, int spacing) {
+    auto* box = new QWidget(parent);
+    auto* row = new QHBoxLayout(box);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(spacing);
+    for (QWidget* w : widgets) {
+        w->setParent(box);
+        row->addWidget(w);
+    }
+    addWidget(box);
+    return box;
+}
+
 QLayoutItem* FlowLayout::itemAt(int index) const { return index >= 0 && index < m_items.size() ? m_items.at(index) : nullptr; }
 
 QLayoutItem* FlowLayout::takeAt(int index) { return index >= 0 && index < m_items.size() ? m_items.takeAt(index) : nullptr; }
@@ -26,7 +40,8 @@ QSize FlowLayout::minimumSize() const {
     QSize size;
     for (const QLayoutItem* item : m_items) size = size.expandedTo(item->minimumSize());
     const QMargins m = contentsMargins();
-    return size + QSize(m.left() + m.right(), m.top() + m.bottom());
+    size += QSize(m.left() + m.right(), m.top() + m.bottom());
+    return QSize(size.width(), std::max(size.height(), m_wrappedHeight));
 }
 
 QSize FlowLayout::sizeHint() const {
@@ -45,7 +60,13 @@ QSize FlowLayout::sizeHint() const {
 
 void FlowLayout::setGeometry(const QRect& rect) {
     QLayout::setGeometry(rect);
-    arrange(rect, true);
+    const int height = arrange(rect, true);
+    if (height != m_wrappedHeight) {
+        // More or fewer rows than the minimum said: tell the parents (settles in one pass, as
+        // the rows depend on the width only).
+        m_wrappedHeight = height;
+        invalidate();
+    }
 }
 
 int FlowLayout::rowCount(int width) const {

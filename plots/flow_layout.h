@@ -8,6 +8,8 @@
 #include <QList>
 #include <QStyle>
 
+#include <initializer_list>
+
 namespace ql {
 
 class FlowLayout : public QLayout {
@@ -17,13 +19,21 @@ public:
     ~FlowLayout() override;
 
     void addItem(QLayoutItem* item) override;
+    // Adds `widgets` as one item that never wraps inside (a label stays with its control): a new
+    // box, child of `parent`, with them in a row `spacing` pixels apart. Returns the box (hide it
+    // to hide the group).
+    QWidget* addGroup(QWidget* parent, std::initializer_list<QWidget*> widgets, int spacing = 6);
     int count() const override { return static_cast<int>(m_items.size()); }
     QLayoutItem* itemAt(int index) const override;
     QLayoutItem* takeAt(int index) override;
     Qt::Orientations expandingDirections() const override { return {}; }
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;
-    QSize minimumSize() const override;  // the widest item: everything else wraps
+    // The widest item's width (everything else wraps), and the height of the rows at the width
+    // the layout was last given: a parent that ignores height-for-width (a QSplitter, a scroll
+    // area's splitter-filled view) still reserves the wrapped rows instead of squeezing them
+    // over the widgets below.
+    QSize minimumSize() const override;
     QSize sizeHint() const override;     // one row
     void setGeometry(const QRect& rect) override;
 
@@ -36,6 +46,7 @@ private:
 
     QList<QLayoutItem*> m_items;
     int m_hSpacing, m_vSpacing;
+    int m_wrappedHeight = 0;  // heightForWidth of the last setGeometry's width
 };
 
 }  // namespace ql

@@ -6,7 +6,6 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -71,18 +70,7 @@ void BlockWalkthroughPanel::buildUi() {
     // window) instead of widening the whole window; a label stays with its control.
     auto* bar = new FlowLayout(nullptr, 10, 4);
     m_bar = bar;
-    auto group = [&](std::initializer_list<QWidget*> widgets) {
-        auto* box = new QWidget(this);
-        auto* row = new QHBoxLayout(box);
-        row->setContentsMargins(0, 0, 0, 0);
-        row->setSpacing(6);
-        for (QWidget* w : widgets) {
-            w->setParent(box);
-            row->addWidget(w);
-        }
-        bar->addWidget(box);
-        return box;
-    };
+    auto group = [&](std::initializer_list<QWidget*> widgets) { return bar->addGroup(this, widgets); };
     auto button = [&](const QString& text, const QString& name, const QString& tip) {
         auto* b = new QPushButton(text, this);
         b->setObjectName(name);
@@ -263,20 +251,23 @@ void BlockWalkthroughPanel::buildUi() {
     superLayout->addWidget(superTables, 1);
     m_superBlock->hide();
     rightLayout->addWidget(m_superBlock, 4);
-    m_plot = new NumberLinePlot(right);
-    m_plot->setObjectName(QStringLiteral("blockPlot"));
-    m_plot->setMinimumHeight(140);
-    m_plot->setExportName(QStringLiteral("sample-block"));
-    connect(m_plot, &NumberLinePlot::sampleClicked, this, [this](int index) { selectElement(index); });
-    rightLayout->addWidget(m_plot, 2);
-    m_metrics = new WrappingLabel(right);
-    m_metrics->setObjectName(QStringLiteral("metrics"));
-    m_metrics->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    rightLayout->addWidget(m_metrics);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 3);
     m_splitter->setSizes({520, 650});
-    root->addWidget(m_splitter, 1);
+    root->addWidget(m_splitter, 3);
+    // The chart and its summary span the panel's width under both tables: the block's values
+    // spread over the whole width, the summary fits on one line, and the tables and the chart
+    // share the height instead of the chart taking it from the steps alone.
+    m_plot = new NumberLinePlot(this);
+    m_plot->setObjectName(QStringLiteral("blockPlot"));
+    m_plot->setMinimumHeight(110);
+    m_plot->setExportName(QStringLiteral("sample-block"));
+    connect(m_plot, &NumberLinePlot::sampleClicked, this, [this](int index) { selectElement(index); });
+    root->addWidget(m_plot, 2);
+    m_metrics = new WrappingLabel(this);
+    m_metrics->setObjectName(QStringLiteral("metrics"));
+    m_metrics->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    root->addWidget(m_metrics);
 
     auto optionsEdited = [this] {
         m_tensorAmax->setEnabled(!m_autoAmax->isChecked());

@@ -55,7 +55,7 @@ DashboardView::DashboardView(QWidget* parent) : QWidget(parent) {
         p.plot->setObjectName(QStringLiteral("plot:%1").arg(p.id));
         p.plot->setTitle(d.title);
         p.plot->setYLabel(d.ylabel);
-        p.plot->setMinimumSize(280, 220);
+        p.plot->setMinimumSize(240, 220);  // three across fit an 840-pixel view (1280-wide window)
         // Per-step curves are noisy (one batch each); a TensorBoard-like default EMA shows the
         // trend with the raw curve faint behind it. Eval points and the LR are exact: unsmoothed.
         if (p.id != QLatin1String("eval") && p.id != QLatin1String("lr")) p.plot->setSmoothing(0.6);

@@ -106,9 +106,11 @@ DepthView::DepthView(QWidget* parent) : QWidget(parent) {
     m_table->verticalHeader()->setVisible(false);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
-    plots->setStretchFactor(0, 3);
+    // The curve (with its legend above it) gets the most height: in a 1280x800 window equal
+    // shares flattened it to a few pixels under the legend.
+    plots->setStretchFactor(0, 4);
     plots->setStretchFactor(1, 2);
-    plots->setStretchFactor(2, 2);
+    plots->setStretchFactor(2, 1);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);

@@ -17,6 +17,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
+#include "plots/flow_layout.h"
 #include "plots/number_line_plot.h"
 #include "plots/plot_export.h"
 #include "plots/symlog_ticker.h"
@@ -35,14 +36,17 @@ QFrame* makeCard(const QString& title, QWidget* content, QWidget* extra = nullpt
     auto* card = new QFrame;
     card->setObjectName(QStringLiteral("card"));
     auto* layout = new QVBoxLayout(card);
-    layout->setContentsMargins(10, 8, 10, 8);
+    layout->setContentsMargins(10, 6, 10, 6);
     layout->setSpacing(4);
     auto* header = new QHBoxLayout;
     auto* label = new QLabel(title, card);
     label->setObjectName(QStringLiteral("sectionTitle"));
     header->addWidget(label);
-    header->addStretch(1);
-    if (extra) header->addWidget(extra);
+    // The extra gets the rest of the row (a wrapping label in it wraps only when it must).
+    if (extra)
+        header->addWidget(extra, 1);
+    else
+        header->addStretch(1);
     layout->addLayout(header);
     layout->addWidget(content, 1);
     if (below) layout->addWidget(below);
@@ -103,13 +107,15 @@ void FormatExplorerView::buildUi() {
     notesScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     notesScroll->viewport()->setBackgroundRole(QPalette::Base);  // the card's colour, not the window's
     leftLayout->addWidget(makeCard(tr("About this format"), notesScroll), 2);
-    left->setMinimumWidth(240);
+    left->setMinimumWidth(210);
 
     // Right: header, then anatomy (bits, blocks), the number line and the sample block.
     auto* right = new QWidget(m_outerSplitter);
     auto* rightLayout = new QVBoxLayout(right);
-    rightLayout->setContentsMargins(6, 10, 10, 10);
-    rightLayout->setSpacing(8);
+    // Tight vertical spacing: at 1600x1000 the anatomy, the number line and the sample block
+    // share about 640 pixels and must all fit at their minimum heights.
+    rightLayout->setContentsMargins(6, 8, 10, 8);
+    rightLayout->setSpacing(6);
 
     auto* headerRow = new QHBoxLayout;
     headerRow->setSpacing(12);
@@ -117,25 +123,24 @@ void FormatExplorerView::buildUi() {
     m_title->setObjectName(QStringLiteral("formatTitle"));
     headerRow->addWidget(m_title);
     m_chips = new QWidget(right);
-    auto* chipsLayout = new QHBoxLayout(m_chips);
+    // The chips wrap onto a second row in a narrow window rather than widening the view.
+    auto* chipsLayout = new FlowLayout(m_chips, 6, 4);
     chipsLayout->setContentsMargins(0, 0, 0, 0);
-    chipsLayout->setSpacing(6);
     headerRow->addWidget(m_chips);
     headerRow->addStretch(1);
     rightLayout->addLayout(headerRow);
-    m_summary = new QLabel(right);
+    // Wrapping labels: the splitters around this column ask for minimum heights only, and a
+    // plain word-wrapped QLabel's minimum is its height at some other width.
+    m_summary = new WrappingLabel(right);
     m_summary->setObjectName(QStringLiteral("formatSummary"));
-    m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     rightLayout->addWidget(m_summary);
-    m_scaleRule = new QLabel(right);
+    m_scaleRule = new WrappingLabel(right);
     m_scaleRule->setObjectName(QStringLiteral("scaleRule"));
-    m_scaleRule->setWordWrap(true);
     m_scaleRule->setTextInteractionFlags(Qt::TextSelectableByMouse);
     rightLayout->addWidget(m_scaleRule);
-    m_error = new QLabel(right);
+    m_error = new WrappingLabel(right);
     m_error->setObjectName(QStringLiteral("errorBanner"));
-    m_error->setWordWrap(true);
     m_error->hide();
     rightLayout->addWidget(m_error);
 
@@ -162,6 +167,7 @@ void FormatExplorerView::buildUi() {
 
     m_numberLine = new NumberLinePlot;
     m_numberLine->setObjectName(QStringLiteral("numberLine"));
+    m_numberLine->setMinimumHeight(100);
     m_numberLine->setAxisLabel(tr("element value (before scaling) — drag to pan, wheel to zoom, double-click to reset, right-click to export"));
     m_scaleCombo = new QComboBox;
     m_scaleCombo->setObjectName(QStringLiteral("scaleMode"));
@@ -187,7 +193,7 @@ void FormatExplorerView::buildUi() {
     m_mainSplitter->setSizes({222, 180, 520});
     m_outerSplitter->setStretchFactor(0, 0);
     m_outerSplitter->setStretchFactor(1, 1);
-    m_outerSplitter->setSizes({270, 1200});
+    m_outerSplitter->setSizes({250, 1200});
 
     connect(m_picker, &FormatPicker::formatSelected, this, &FormatExplorerView::showFormat);
     connect(m_scaleCombo, &QComboBox::currentIndexChanged, this, [this](int i) {

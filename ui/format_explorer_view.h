@@ -73,10 +73,10 @@ private:
     FormatPicker* m_picker = nullptr;
     QLabel* m_notes = nullptr;
     QLabel* m_title = nullptr;
-    QLabel* m_summary = nullptr;
+    WrappingLabel* m_summary = nullptr;
     QWidget* m_chips = nullptr;
-    QLabel* m_scaleRule = nullptr;
-    QLabel* m_error = nullptr;
+    WrappingLabel* m_scaleRule = nullptr;
+    WrappingLabel* m_error = nullptr;
     BitLayoutWidget* m_bitLayout = nullptr;
     WrappingLabel* m_valueFacts = nullptr;
     BlockStructureWidget* m_blockStructure = nullptr;

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "plots/bar_chart.h"
+#include "plots/flow_layout.h"
 #include "plots/heatmap_plot.h"
 #include "plots/histogram_plot.h"
 #include "plots/scale_histogram_plot.h"
@@ -70,37 +71,34 @@ QTableWidget* makeTable(QWidget* parent, const QStringList& headers, const QStri
 LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
-    auto* bar = new QHBoxLayout;
+    // The controls wrap onto a second row in a narrow window (1280 pixels) instead of widening it.
+    auto* bar = new FlowLayout(nullptr, 8, 4);
     m_compute = new QPushButton(tr("Compute Statistics"), this);
     m_compute->setObjectName(QStringLiteral("computeStats"));
     m_compute->setToolTip(tr("Histograms, outliers, block scales and the SQNR of every format for every layer of the open "
                              "model, with calibration activations (stored in the project)."));
     bar->addWidget(m_compute);
-    bar->addWidget(new QLabel(tr("Layer"), this));
     m_layer = new QComboBox(this);
     m_layer->setObjectName(QStringLiteral("inspectLayer"));
     m_layer->setMinimumContentsLength(28);
     m_layer->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    bar->addWidget(m_layer, 2);
-    bar->addWidget(new QLabel(tr("Format"), this));
+    bar->addGroup(this, {new QLabel(tr("Layer"), this), m_layer});
     m_format = new QComboBox(this);
     m_format->setObjectName(QStringLiteral("inspectFormat"));
-    bar->addWidget(m_format, 1);
     m_source = new QComboBox(this);
     m_source->setObjectName(QStringLiteral("inspectSource"));
     m_source->addItems({tr("Weights"), tr("Activations")});
     m_source->setToolTip(tr("Weights, or the layer's inputs on the calibration data"));
-    bar->addWidget(m_source);
+    bar->addGroup(this, {new QLabel(tr("Format"), this), m_format, m_source});
     m_logCount = new QCheckBox(tr("Log count"), this);
     m_logCount->setObjectName(QStringLiteral("inspectLogCount"));
     m_logCount->setChecked(true);
     bar->addWidget(m_logCount);
-    bar->addWidget(new QLabel(tr("Overlay"), this));
     m_overlay = new QComboBox(this);
     m_overlay->setObjectName(QStringLiteral("inspectOverlay"));
     m_overlay->setToolTip(tr("Draw the same layer of another checkpoint (e.g. after QAT/QAD) as an outline"));
     m_overlay->addItem(tr("(none)"), QString());
-    bar->addWidget(m_overlay, 1);
+    bar->addGroup(this, {new QLabel(tr("Overlay"), this), m_overlay});
     m_firstBlock = new QPushButton(tr("First Block in Format Explorer"), this);
     m_firstBlock->setObjectName(QStringLiteral("firstBlock"));
     m_firstBlock->setToolTip(tr("Quantize this layer's first block of weights step by step in the Format Explorer"));

@@ -52,6 +52,7 @@
 #include "ui/recipe_editor.h"
 #include "ui/run_controls.h"
 #include "ui/theme_manager.h"
+#include "ui/view_frame.h"
 #include "ui/workbench.h"
 #include "ui/whatif_view.h"
 
@@ -84,7 +85,8 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     central->addWidget(m_stack);
     central->setStretchFactor(0, 0);
     central->setStretchFactor(1, 1);
-    central->setSizes({430, 1010});
+    // A narrow side bar: the views need the width (three plots across at 1280 pixels).
+    central->setSizes({290, 1150});
     setCentralWidget(central);
     setAcceptDrops(true);
 
@@ -203,7 +205,7 @@ void MainWindow::createWorkbenchViews() {
     logDock->setWidget(w->logPanel());
     logDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::BottomDockWidgetArea, logDock);
-    resizeDocks({logDock}, {150}, Qt::Vertical);
+    resizeDocks({logDock}, {120}, Qt::Vertical);  // five lines: the views need the height at 1280x800
     m_viewMenu->insertAction(m_viewMenuAnchor, logDock->toggleViewAction());
     logDock->toggleViewAction()->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
 
@@ -337,14 +339,15 @@ void MainWindow::addView(const QString& id, const QString& title, QWidget* view,
     v.id = id;
     v.widget = view;
     v.actions = actions;
-    // Each view in a scroll area that resizes it: a window smaller than a view's minimum size
+    // Each view in a scroll area that resizes it (through a frame that reports its minimum
+    // size, see ui/view_frame.h): a window smaller than a view's minimum size
     // (the Format Explorer's cards at 1280x800) scrolls that view instead of growing past the
     // screen or squeezing its parts over each other; larger windows show no scroll bars.
     auto* scroll = new QScrollArea(m_stack);
     scroll->setObjectName(id + QStringLiteral("-scroll"));
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidgetResizable(true);
-    scroll->setWidget(view);
+    scroll->setWidget(new ViewFrame(view));
     m_stack->addWidget(scroll);
     auto* item = new QListWidgetItem(title, m_navigation);
     item->setData(Qt::UserRole, id);
@@ -365,6 +368,8 @@ void MainWindow::addView(const QString& id, const QString& title, QWidget* view,
         menuBar()->insertMenu(m_helpMenuAction, v.menu);
     }
     m_views.push_back(v);
+    // The list shows every view: no scroll bar in the side bar.
+    m_navigation->setMinimumHeight(m_navigation->sizeHintForRow(0) * m_navigation->count() + 2 * m_navigation->frameWidth() + 4);
     onViewChanged(m_navigation->currentRow());
 }
 

@@ -3,7 +3,6 @@
 
 #include <QColor>
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -16,6 +15,7 @@
 #include <cmath>
 
 #include "plots/bar_chart.h"
+#include "plots/flow_layout.h"
 #include "plots/histogram_plot.h"
 
 namespace ql {
@@ -60,12 +60,12 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
 
-    auto* bar = new QHBoxLayout;
+    // The controls wrap onto a second row in a narrow window (1280 pixels) instead of widening it.
+    auto* bar = new FlowLayout(nullptr, 10, 4);
     m_model = new QLabel(tr("No model open"), this);
     m_model->setObjectName(QStringLiteral("whatIfModel"));
     bar->addWidget(m_model);
-    bar->addSpacing(12);
-    bar->addWidget(new QLabel(tr("KV cache"), this));
+    auto* kvLabel = new QLabel(tr("KV cache"), this);
     m_kv = new QComboBox(this);
     m_kv->setObjectName(QStringLiteral("whatIfKvCache"));
     m_kv->addItem(tr("off (16-bit)"), QStringLiteral("none"));
@@ -73,8 +73,8 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent) {
         m_kv->addItem(QString::fromLatin1(k), QString::fromLatin1(k));
     m_kv->setToolTip(tr("The KV-cache format to try (Model Optimizer's --kv_cache_qformat names): keys after RoPE and "
                         "values quantized as the cache stores them."));
-    bar->addWidget(m_kv);
-    bar->addWidget(new QLabel(tr("Rotation"), this));
+    bar->addGroup(this, {kvLabel, m_kv});
+    auto* rotationLabel = new QLabel(tr("Rotation"), this);
     m_rotation = new QComboBox(this);
     m_rotation->setObjectName(QStringLiteral("whatIfRotation"));
     m_rotation->addItem(tr("none"), QStringLiteral("none"));
@@ -83,7 +83,7 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent) {
     m_rotation->setToolTip(tr("Hadamard: QuaRot-style rotations fused into the weights (residual stream, attention "
                               "heads) plus an online one before down_proj. RHT: Model Optimizer's blockwise rotation "
                               "of every quantized layer's input and weight. Both leave the FP model unchanged."));
-    bar->addWidget(m_rotation);
+    bar->addGroup(this, {rotationLabel, m_rotation});
     m_samples = new QSpinBox(this);
     m_samples->setObjectName(QStringLiteral("whatIfSamples"));
     m_samples->setRange(1, 512);
@@ -97,7 +97,6 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent) {
     m_compute->setToolTip(tr("Quantize the open model with the editor's recipe without and with this choice and compare "
                              "(a job: progress and Cancel in the run bar; the window stays responsive)."));
     bar->addWidget(m_compute);
-    bar->addStretch(1);
     m_runPtq = new QPushButton(tr("Run PTQ with this"), this);
     m_runPtq->setObjectName(QStringLiteral("whatIfRunPtq"));
     m_runQad = new QPushButton(tr("Run QAD with this"), this);

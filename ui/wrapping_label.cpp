@@ -23,8 +23,12 @@ void WrappingLabel::resizeEvent(QResizeEvent* event) {
 
 void WrappingLabel::fitHeight() {
     // The height depends on the width only, so this settles after one more layout pass.
+    // QLabel::heightForWidth never answers less than minimumHeight(): measured with the old
+    // minimum in place, the height could only grow (one narrow moment made it tall for good).
+    const int old = minimumHeight();
+    setMinimumHeight(0);
     const int needed = text().isEmpty() ? 0 : heightForWidth(width());
-    if (needed >= 0 && needed != minimumHeight()) setMinimumHeight(needed);
+    setMinimumHeight(needed >= 0 ? needed : old);
 }
 
 }  // namespace ql
