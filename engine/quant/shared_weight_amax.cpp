@@ -2,6 +2,7 @@
 #include "engine/quant/shared_weight_amax.h"
 
 #include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 

@@ -5,6 +5,7 @@
 // mixed recipes, KV-cache scales, and refusals before anything is written. compressed-tensors'
 // own decompressor checks the same exports in scripts/check-compressed-tensors (ctest
 // interop.compressed_tensors_decompress).
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include <cmath>

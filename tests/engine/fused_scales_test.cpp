@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/Functions.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cmath>
 

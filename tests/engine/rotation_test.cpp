@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
