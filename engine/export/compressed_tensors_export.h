@@ -12,6 +12,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,8 @@ std::string ct_config_with_quantization(const std::string& config_json, const st
 // extra="forbid" pydantic models refuse them.
 nlohmann::json ct_args_to_json(const CtArgs& a);
 CtArgs ct_args_from_json(const nlohmann::json& j, const std::string& where);
+// The keys QuantizationArgs accepts (compressed-tensors 0.20 QuantizationArgs.model_fields; the
+// model is extra="forbid", as QuantizationScheme is, while QuantizationConfig is extra="ignore").
+const std::set<std::string>& ct_args_keys();
 
 }  // namespace ql

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The Export Doctor's checks of a compressed-tensors folder, as vLLM (compressed_tensors.py and
 // the schemes under compressed_tensors/schemes/) and compressed-tensors' own loaders see it:
-// the quantization_config schema (pydantic extra="forbid"), which modules each config group
-// targets and ignores vs the tensors present, dtypes and shapes per compression format, one
-// global / per-tensor scale per fused layer group, multiplier (not divisor) global scales, the
-// weights decoded back vs the digests QuantLab recorded, and the KV-cache scheme vs its scales.
+// the quantization_config schema (pydantic: extra="forbid" for schemes and args, "ignore" at the
+// top level), which modules each config group targets and ignores vs the tensors present, dtypes
+// and shapes per compression format, one global / per-tensor scale per fused layer group,
+// multiplier (not divisor) global scales, the weights decoded back (with the file's own global
+// scale) vs the digests QuantLab recorded, and the KV-cache scheme vs its scales.
 #include <ATen/Functions.h>
 
 #include <algorithm>
@@ -79,8 +80,26 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
         ctx.error("config-schema", where, problem, std::string(kVllm) + " fails to load the config (pydantic validation error)",
                   "remove or correct the field (compressed-tensors QuantizationConfig / QuantizationScheme / QuantizationArgs)");
     };
+    // QuantizationConfig is extra="ignore" in compressed-tensors 0.20 (and vLLM reads the keys it
+    // knows): an unknown top-level key loads, but whatever it says is dropped. QuantizationScheme
+    // and QuantizationArgs are extra="forbid": an unknown key there fails the load (below).
     for (auto it = qc.begin(); it != qc.end(); ++it)
-        if (!top.count(it.key())) schema_error(qc_where + "." + it.key(), "unknown key (compressed-tensors forbids extra keys)");
+        if (!top.count(it.key()))
+            ctx.warning("config-schema", qc_where + "." + it.key(),
+                        "unknown key (compressed-tensors' QuantizationConfig ignores extra keys)",
+                        "compressed-tensors and vLLM load the config without it: what it says is lost",
+                        "remove the key, or check its spelling");
+    // Unknown QuantizationArgs keys, each named (pydantic reports every extra field); false if any.
+    auto args_keys_known = [&](const json& args, const std::string& where) {
+        bool known = true;
+        if (!args.is_object()) return known;  // ct_args_from_json says what is wrong
+        for (auto k = args.begin(); k != args.end(); ++k)
+            if (!ct_args_keys().count(k.key())) {
+                schema_error(where + "." + k.key(), "unknown key (QuantizationArgs forbids extra keys)");
+                known = false;
+            }
+        return known;
+    };
     std::string top_format = qc.contains("format") && qc["format"].is_string() ? qc["format"].get<std::string>() : "";
     if (qc.contains("quantization_status") && qc["quantization_status"] != "compressed")
         ctx.warning("config-schema", qc_where + ".quantization_status", "is " + qc["quantization_status"].dump() + ", not \"compressed\"",
@@ -124,6 +143,12 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
             if (format.empty() || format == "mixed-precision") {
                 schema_error(where + ".format", "no format for this group (top-level format is '" + top_format + "')");
                 ok = false;
+            }
+            for (const char* args : {"weights", "input_activations", "output_activations"})
+                if (g.contains(args) && !args_keys_known(g[args], where + "." + args)) ok = false;
+            if (!ok) {  // every problem of this group is reported; its scheme cannot be read
+                groups.push_back(grp);
+                continue;
             }
             try {
                 if (!g.contains("weights") || g["weights"].is_null()) throw UserError(where + ".weights: missing (weight-less groups are not checked)");
@@ -415,13 +440,15 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
         if (params.count("k_scale") || params.count("v_scale")) attentions.push_back(module);
     const bool scheme = qc.contains("kv_cache_scheme") && !qc["kv_cache_scheme"].is_null();
     if (scheme) {
-        try {
-            const CtArgs kv = ct_args_from_json(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme");
-            if (kv.type != "float" || kv.num_bits != 8 || (kv.strategy != "tensor" && kv.strategy != "attn_head") || !kv.symmetric)
-                ctx.error("kv-cache", qc_where + ".kv_cache_scheme", "is " + std::to_string(kv.num_bits) + "-bit " + kv.type + " " + kv.strategy,
-                          "vLLM refuses it (float 8-bit, tensor or attn_head, symmetric only)", "use an FP8 E4M3 KV cache");
-        } catch (const UserError& e) {
-            schema_error(qc_where + ".kv_cache_scheme", e.what());
+        if (args_keys_known(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme")) {
+            try {
+                const CtArgs kv = ct_args_from_json(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme");
+                if (kv.type != "float" || kv.num_bits != 8 || (kv.strategy != "tensor" && kv.strategy != "attn_head") || !kv.symmetric)
+                    ctx.error("kv-cache", qc_where + ".kv_cache_scheme", "is " + std::to_string(kv.num_bits) + "-bit " + kv.type + " " + kv.strategy,
+                              "vLLM refuses it (float 8-bit, tensor or attn_head, symmetric only)", "use an FP8 E4M3 KV cache");
+            } catch (const UserError& e) {
+                schema_error(qc_where + ".kv_cache_scheme", e.what());
+            }
         }
         // Every attention module of the model (a parent of q/k/v projections) needs both scales.
         std::set<std::string> expected;
