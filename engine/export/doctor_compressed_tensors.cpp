@@ -387,12 +387,21 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
                               std::string(kVllm) + " loads the model without it (or fails)", "export again");
                 continue;  // incomplete layers were reported above
             }
-            const float g = m.nvfp4_global_scale ? *m.nvfp4_global_scale : std::nanf("");
+            // NVFP4: the weights are decoded with the global scale the file holds. The file stores
+            // G = fl(1 / g) for QuantLab's g, and fl(1 / fl(1 / g)) need not be g again: so a G
+            // that is exactly what QuantLab wrote decodes with g itself, any other G with 1 / G --
+            // a wrong global scale then decodes to other weights than QuantLab evaluated.
+            float g = std::nanf("");
+            bool global_scale_differs = false;
             if (it->group->scheme.format == "nvfp4-pack-quantized" && m.nvfp4_global_scale) {
+                const float recorded = *m.nvfp4_global_scale;
                 const float G = scalar_f32(*find_t(it->tensors, name + ".weight_global_scale"));
-                if (G != 1.0f / g)
+                global_scale_differs = G != 1.0f / recorded;
+                g = global_scale_differs ? 1.0f / G : recorded;
+                if (global_scale_differs)
                     ctx.error("scale-conventions", name + ".weight_global_scale",
-                              "is " + number(G) + ", QuantLab's global scale g = " + number(g) + " needs 1 / g = " + number(1.0f / g),
+                              "is " + number(G) + ", QuantLab's global scale g = " + number(recorded) + " needs 1 / g = " +
+                                  number(1.0f / recorded),
                               std::string(kVllm) + " loads the layer with wrong numbers", "store weight_global_scale = 1 / weight_scale_2");
             }
             const std::vector<float> q = dequantize_ct_layer(name, it->group->scheme, it->out, it->in, it->tensors, CtArithmetic::QuantLab, g);
@@ -400,7 +409,9 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
             if (weight_digest(q.data(), static_cast<int64_t>(q.size())) != m.weight_sha256)
                 ctx.error("reproduces-quantlab", name,
                           "the packed weight decodes to other values than the weight QuantLab evaluated (SHA-256 differs)",
-                          std::string(kVllm) + " loads the layer with wrong numbers", "export again (packing or nibble order is wrong)");
+                          std::string(kVllm) + " loads the layer with wrong numbers",
+                          global_scale_differs ? "store weight_global_scale = 1 / g (scale-conventions), or export again"
+                                               : "export again (packing or nibble order is wrong)");
             // compressed-tensors' arithmetic (NVFP4: e2m1 x (s / G)).
             const UlpDiff d = ulp_difference(q, decoded[name]);
             const bool nvfp4 = it->group->scheme.format == "nvfp4-pack-quantized";

@@ -7,6 +7,7 @@
 // config keys, a GGUF tensor that is not what its plan says, and an export refused by the doctor.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -166,9 +167,9 @@ TEST_F(ExportDoctor, UnfusedGlobalScalesAreAnErrorNamingTheFusedLayers) {
     }
 }
 
-// DISABLED at the stop of 2026-12-01: fails on the merged tree (first run ever of this test;
-// see the closing note of issue 17) — to be fixed, not deleted.
-TEST_F(ExportDoctor, DISABLED_InvertedGlobalScaleIsAnError) {
+// Both checks see it: scale-conventions (the convention is wrong) and reproduces-quantlab (the
+// weights decode, with the global scale the file holds, to other values than QuantLab evaluated).
+TEST_F(ExportDoctor, InvertedGlobalScaleIsAnError) {
     {
         const std::string d = copy("ct-nvfp4");
         Tensors t(d);
@@ -187,6 +188,20 @@ TEST_F(ExportDoctor, DISABLED_InvertedGlobalScaleIsAnError) {
         t.write();
         const DoctorReport r = run_export_doctor(d);
         EXPECT_NE(find(r, DoctorSeverity::Error, "scale-conventions", n), nullptr) << all(r);
+        EXPECT_NE(find(r, DoctorSeverity::Error, "reproduces-quantlab", kQ), nullptr) << all(r);
+    }
+    {
+        // One ulp off is no convention mix-up, but the weights are not QuantLab's any more.
+        const std::string d = copy("ct-nvfp4");
+        Tensors t(d);
+        const std::string n = std::string(kQ) + ".weight_global_scale";
+        t.set_scalar(n, std::nextafter(t.scalar(n), 0.0f));
+        t.write();
+        const DoctorReport r = run_export_doctor(d);
+        const DoctorFinding* f = find(r, DoctorSeverity::Error, "reproduces-quantlab", kQ);
+        ASSERT_NE(f, nullptr) << all(r);
+        EXPECT_NE(f->fix.find("weight_global_scale = 1 / g"), std::string::npos) << f->fix;
+        EXPECT_EQ(find(r, DoctorSeverity::Error, "reproduces-quantlab", "model.layers.0.self_attn.k_proj"), nullptr) << all(r);
     }
 }
 
