@@ -7,8 +7,9 @@
 // `ignore` for the Linear layers left in high precision, `kv_cache_scheme` with per-attention
 // `k_scale` / `v_scale` when the recipe calibrated KV-cache scales), quantlab_export.json
 // (export_manifest.h) and the source folder's tokenizer / generation files. The
-// quantization_config holds only keys compressed-tensors 0.20 accepts (its pydantic models forbid
-// unknown ones); it is written with sorted keys as compressed-tensors writes it.
+// quantization_config holds only keys compressed-tensors 0.20 knows (its QuantizationScheme and
+// QuantizationArgs forbid unknown ones, QuantizationConfig drops them); it is written with sorted
+// keys as compressed-tensors writes it.
 #pragma once
 
 #include <optional>

@@ -144,9 +144,10 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
                 schema_error(where + ".format", "no format for this group (top-level format is '" + top_format + "')");
                 ok = false;
             }
+            bool args_known = true;
             for (const char* args : {"weights", "input_activations", "output_activations"})
-                if (g.contains(args) && !args_keys_known(g[args], where + "." + args)) ok = false;
-            if (!ok) {  // every problem of this group is reported; its scheme cannot be read
+                if (g.contains(args) && !args_keys_known(g[args], where + "." + args)) args_known = false;
+            if (!args_known) {  // each unknown key is reported above; the scheme cannot be read
                 groups.push_back(grp);
                 continue;
             }
