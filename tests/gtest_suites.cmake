@@ -3,8 +3,17 @@
 # lists its tests (--gtest_list_tests) and writes CTEST_FILE, which adds one CTest test per suite
 # (run as `EXE --gtest_filter=Suite.*`) and one disabled CTest test per DISABLED_ test, so that
 # `ctest` still lists what is disabled.
-#   cmake -D TEST_EXECUTABLE=... -D CTEST_FILE=... -D WORKING_DIR=... -P gtest_suites.cmake
-execute_process(COMMAND "${TEST_EXECUTABLE}" --gtest_list_tests
+# EXCLUDED: negative --gtest_filter patterns ("-A.B:C.D"): left out of the listing and of every
+# suite's run (a suite left with no test is not added).
+#   cmake -D TEST_EXECUTABLE=... -D CTEST_FILE=... -D WORKING_DIR=... [-D EXCLUDED=-A.B] -P gtest_suites.cmake
+set(excluded "")
+if(EXCLUDED)
+  if(NOT EXCLUDED MATCHES "^-")
+    message(FATAL_ERROR "EXCLUDED must be negative gtest filter patterns (-A.B:C.D), not '${EXCLUDED}'")
+  endif()
+  set(excluded "${EXCLUDED}")
+endif()
+execute_process(COMMAND "${TEST_EXECUTABLE}" --gtest_list_tests "--gtest_filter=*${excluded}"
                 OUTPUT_VARIABLE listing ERROR_VARIABLE errors RESULT_VARIABLE rc TIMEOUT 120)
 if(NOT rc EQUAL 0)
   file(REMOVE "${CTEST_FILE}")
@@ -18,7 +27,7 @@ foreach(line IN LISTS lines)
   if(line MATCHES "^([^ #]+)\\.( |$)")  # "Suite." or "Prefix/Suite/0.  # TypeParam = ..."
     set(suite "${CMAKE_MATCH_1}")
     if(NOT suite MATCHES "(^|/)DISABLED_")
-      string(APPEND script "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==])\n"
+      string(APPEND script "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*${excluded}]==])\n"
                            "set_tests_properties([==[${suite}]==] PROPERTIES WORKING_DIRECTORY [==[${WORKING_DIR}]==] "
                            "SKIP_RETURN_CODE 77 ENVIRONMENT OMP_WAIT_POLICY=passive)\n")
     endif()

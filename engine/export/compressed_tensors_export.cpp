@@ -60,13 +60,17 @@ json ct_args_to_json(const CtArgs& a) {
     return j;
 }
 
-CtArgs ct_args_from_json(const json& j, const std::string& where) {
-    if (!j.is_object()) throw UserError(where + ": expected an object (QuantizationArgs)");
+const std::set<std::string>& ct_args_keys() {
     static const std::set<std::string> known = {"num_bits",  "type",     "symmetric",   "group_size",     "strategy",
                                                 "block_structure", "dynamic", "actorder",  "scale_dtype", "zp_dtype",
                                                 "observer",  "observer_kwargs"};
+    return known;
+}
+
+CtArgs ct_args_from_json(const json& j, const std::string& where) {
+    if (!j.is_object()) throw UserError(where + ": expected an object (QuantizationArgs)");
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (!known.count(it.key()))
+        if (!ct_args_keys().count(it.key()))
             throw UserError(where + "." + it.key() + ": unknown key (compressed-tensors QuantizationArgs forbids extra keys: "
                             "the config fails to load)");
     CtArgs a;

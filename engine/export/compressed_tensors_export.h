@@ -7,11 +7,13 @@
 // `ignore` for the Linear layers left in high precision, `kv_cache_scheme` with per-attention
 // `k_scale` / `v_scale` when the recipe calibrated KV-cache scales), quantlab_export.json
 // (export_manifest.h) and the source folder's tokenizer / generation files. The
-// quantization_config holds only keys compressed-tensors 0.20 accepts (its pydantic models forbid
-// unknown ones); it is written with sorted keys as compressed-tensors writes it.
+// quantization_config holds only keys compressed-tensors 0.20 knows (its QuantizationScheme and
+// QuantizationArgs forbid unknown ones, QuantizationConfig drops them); it is written with sorted
+// keys as compressed-tensors writes it.
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,5 +52,8 @@ std::string ct_config_with_quantization(const std::string& config_json, const st
 // extra="forbid" pydantic models refuse them.
 nlohmann::json ct_args_to_json(const CtArgs& a);
 CtArgs ct_args_from_json(const nlohmann::json& j, const std::string& where);
+// The keys QuantizationArgs accepts (compressed-tensors 0.20 QuantizationArgs.model_fields; the
+// model is extra="forbid", as QuantizationScheme is, while QuantizationConfig is extra="ignore").
+const std::set<std::string>& ct_args_keys();
 
 }  // namespace ql

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The Export Doctor's checks of a compressed-tensors folder, as vLLM (compressed_tensors.py and
 // the schemes under compressed_tensors/schemes/) and compressed-tensors' own loaders see it:
-// the quantization_config schema (pydantic extra="forbid"), which modules each config group
-// targets and ignores vs the tensors present, dtypes and shapes per compression format, one
-// global / per-tensor scale per fused layer group, multiplier (not divisor) global scales, the
-// weights decoded back vs the digests QuantLab recorded, and the KV-cache scheme vs its scales.
+// the quantization_config schema (pydantic: extra="forbid" for schemes and args, "ignore" at the
+// top level), which modules each config group targets and ignores vs the tensors present, dtypes
+// and shapes per compression format, one global / per-tensor scale per fused layer group,
+// multiplier (not divisor) global scales, the weights decoded back (with the file's own global
+// scale) vs the digests QuantLab recorded, and the KV-cache scheme vs its scales.
 #include <ATen/Functions.h>
 
 #include <algorithm>
@@ -79,8 +80,26 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
         ctx.error("config-schema", where, problem, std::string(kVllm) + " fails to load the config (pydantic validation error)",
                   "remove or correct the field (compressed-tensors QuantizationConfig / QuantizationScheme / QuantizationArgs)");
     };
+    // QuantizationConfig is extra="ignore" in compressed-tensors 0.20 (and vLLM reads the keys it
+    // knows): an unknown top-level key loads, but whatever it says is dropped. QuantizationScheme
+    // and QuantizationArgs are extra="forbid": an unknown key there fails the load (below).
     for (auto it = qc.begin(); it != qc.end(); ++it)
-        if (!top.count(it.key())) schema_error(qc_where + "." + it.key(), "unknown key (compressed-tensors forbids extra keys)");
+        if (!top.count(it.key()))
+            ctx.warning("config-schema", qc_where + "." + it.key(),
+                        "unknown key (compressed-tensors' QuantizationConfig ignores extra keys)",
+                        "compressed-tensors and vLLM load the config without it: what it says is lost",
+                        "remove the key, or check its spelling");
+    // Unknown QuantizationArgs keys, each named (pydantic reports every extra field); false if any.
+    auto args_keys_known = [&](const json& args, const std::string& where) {
+        bool known = true;
+        if (!args.is_object()) return known;  // ct_args_from_json says what is wrong
+        for (auto k = args.begin(); k != args.end(); ++k)
+            if (!ct_args_keys().count(k.key())) {
+                schema_error(where + "." + k.key(), "unknown key (QuantizationArgs forbids extra keys)");
+                known = false;
+            }
+        return known;
+    };
     std::string top_format = qc.contains("format") && qc["format"].is_string() ? qc["format"].get<std::string>() : "";
     if (qc.contains("quantization_status") && qc["quantization_status"] != "compressed")
         ctx.warning("config-schema", qc_where + ".quantization_status", "is " + qc["quantization_status"].dump() + ", not \"compressed\"",
@@ -124,6 +143,13 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
             if (format.empty() || format == "mixed-precision") {
                 schema_error(where + ".format", "no format for this group (top-level format is '" + top_format + "')");
                 ok = false;
+            }
+            bool args_known = true;
+            for (const char* args : {"weights", "input_activations", "output_activations"})
+                if (g.contains(args) && !args_keys_known(g[args], where + "." + args)) args_known = false;
+            if (!args_known) {  // each unknown key is reported above; the scheme cannot be read
+                groups.push_back(grp);
+                continue;
             }
             try {
                 if (!g.contains("weights") || g["weights"].is_null()) throw UserError(where + ".weights: missing (weight-less groups are not checked)");
@@ -362,12 +388,21 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
                               std::string(kVllm) + " loads the model without it (or fails)", "export again");
                 continue;  // incomplete layers were reported above
             }
-            const float g = m.nvfp4_global_scale ? *m.nvfp4_global_scale : std::nanf("");
+            // NVFP4: the weights are decoded with the global scale the file holds. The file stores
+            // G = fl(1 / g) for QuantLab's g, and fl(1 / fl(1 / g)) need not be g again: so a G
+            // that is exactly what QuantLab wrote decodes with g itself, any other G with 1 / G --
+            // a wrong global scale then decodes to other weights than QuantLab evaluated.
+            float g = std::nanf("");
+            bool global_scale_differs = false;
             if (it->group->scheme.format == "nvfp4-pack-quantized" && m.nvfp4_global_scale) {
+                const float recorded = *m.nvfp4_global_scale;
                 const float G = scalar_f32(*find_t(it->tensors, name + ".weight_global_scale"));
-                if (G != 1.0f / g)
+                global_scale_differs = G != 1.0f / recorded;
+                g = global_scale_differs ? 1.0f / G : recorded;
+                if (global_scale_differs)
                     ctx.error("scale-conventions", name + ".weight_global_scale",
-                              "is " + number(G) + ", QuantLab's global scale g = " + number(g) + " needs 1 / g = " + number(1.0f / g),
+                              "is " + number(G) + ", QuantLab's global scale g = " + number(recorded) + " needs 1 / g = " +
+                                  number(1.0f / recorded),
                               std::string(kVllm) + " loads the layer with wrong numbers", "store weight_global_scale = 1 / weight_scale_2");
             }
             const std::vector<float> q = dequantize_ct_layer(name, it->group->scheme, it->out, it->in, it->tensors, CtArithmetic::QuantLab, g);
@@ -375,7 +410,9 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
             if (weight_digest(q.data(), static_cast<int64_t>(q.size())) != m.weight_sha256)
                 ctx.error("reproduces-quantlab", name,
                           "the packed weight decodes to other values than the weight QuantLab evaluated (SHA-256 differs)",
-                          std::string(kVllm) + " loads the layer with wrong numbers", "export again (packing or nibble order is wrong)");
+                          std::string(kVllm) + " loads the layer with wrong numbers",
+                          global_scale_differs ? "store weight_global_scale = 1 / g (scale-conventions), or export again"
+                                               : "export again (packing or nibble order is wrong)");
             // compressed-tensors' arithmetic (NVFP4: e2m1 x (s / G)).
             const UlpDiff d = ulp_difference(q, decoded[name]);
             const bool nvfp4 = it->group->scheme.format == "nvfp4-pack-quantized";
@@ -415,13 +452,15 @@ void check_compressed_tensors_folder(const HfFolderView& f, DoctorContext& ctx) 
         if (params.count("k_scale") || params.count("v_scale")) attentions.push_back(module);
     const bool scheme = qc.contains("kv_cache_scheme") && !qc["kv_cache_scheme"].is_null();
     if (scheme) {
-        try {
-            const CtArgs kv = ct_args_from_json(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme");
-            if (kv.type != "float" || kv.num_bits != 8 || (kv.strategy != "tensor" && kv.strategy != "attn_head") || !kv.symmetric)
-                ctx.error("kv-cache", qc_where + ".kv_cache_scheme", "is " + std::to_string(kv.num_bits) + "-bit " + kv.type + " " + kv.strategy,
-                          "vLLM refuses it (float 8-bit, tensor or attn_head, symmetric only)", "use an FP8 E4M3 KV cache");
-        } catch (const UserError& e) {
-            schema_error(qc_where + ".kv_cache_scheme", e.what());
+        if (args_keys_known(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme")) {
+            try {
+                const CtArgs kv = ct_args_from_json(qc["kv_cache_scheme"], qc_where + ".kv_cache_scheme");
+                if (kv.type != "float" || kv.num_bits != 8 || (kv.strategy != "tensor" && kv.strategy != "attn_head") || !kv.symmetric)
+                    ctx.error("kv-cache", qc_where + ".kv_cache_scheme", "is " + std::to_string(kv.num_bits) + "-bit " + kv.type + " " + kv.strategy,
+                              "vLLM refuses it (float 8-bit, tensor or attn_head, symmetric only)", "use an FP8 E4M3 KV cache");
+            } catch (const UserError& e) {
+                schema_error(qc_where + ".kv_cache_scheme", e.what());
+            }
         }
         // Every attention module of the model (a parent of q/k/v projections) needs both scales.
         std::set<std::string> expected;

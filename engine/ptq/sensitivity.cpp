@@ -13,6 +13,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/eval/sentence_embedder.h"
+#include "engine/quant/fused_layers.h"
 #include "engine/quant/quant_plan.h"
 
 namespace ql {
@@ -190,36 +191,64 @@ MixedPrecisionChoice choose_mixed_precision(const std::vector<MixedPrecisionCand
             if (c.layers[i].layer != candidates.front().layers[i].layer)
                 throw UserError("mixed precision: candidate " + c.name + " covers other layers");
     }
+    // The decisions: one per fused layer group (q/k/v, gate/up; fused_layers.h), one per other
+    // layer. Consumers fuse those shards into one matmul with one scheme -- vLLM refuses shards of
+    // different schemes, or a group partly in `ignore` -- so a group takes one candidate for all
+    // its members, at the sum of their costs and bits.
+    std::vector<std::string> names;
+    for (const LayerSensitivity& l : candidates.front().layers) names.push_back(l.layer);
+    std::vector<std::vector<size_t>> units;
+    std::vector<bool> grouped(layers, false);
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < layers; ++i) index[names[i]] = i;
+    std::map<size_t, std::vector<size_t>> group_at;  // first member's index -> the group's indices
+    for (const std::vector<std::string>& g : fused_layer_groups(names)) {
+        std::vector<size_t> members;
+        for (const std::string& n : g) members.push_back(index.at(n));
+        for (size_t m : members) grouped[m] = true;
+        group_at[*std::min_element(members.begin(), members.end())] = members;
+    }
+    for (size_t i = 0; i < layers; ++i) {
+        if (const auto it = group_at.find(i); it != group_at.end()) units.push_back(it->second);
+        else if (!grouped[i]) units.push_back({i});
+    }
     // Option k < candidates.size() = that candidate; k == size = keep BF16.
     const size_t none = candidates.size();
-    auto bits_of = [&](size_t layer, size_t k) {
-        return k == none ? 16.0 * static_cast<double>(candidates[0].layers[layer].parameters) : candidates[k].layers[layer].weight_bits;
+    auto bits_of = [&](size_t unit, size_t k) {
+        double b = 0;
+        for (size_t i : units[unit])
+            b += k == none ? 16.0 * static_cast<double>(candidates[0].layers[i].parameters) : candidates[k].layers[i].weight_bits;
+        return b;
     };
-    auto kl_of = [&](size_t layer, size_t k) { return k == none ? 0.0 : std::max(0.0, candidates[k].layers[layer].cost); };
+    auto kl_of = [&](size_t unit, size_t k) {
+        double c = 0;
+        for (size_t i : units[unit]) c += k == none ? 0.0 : std::max(0.0, candidates[k].layers[i].cost);
+        return c;
+    };
     double params = 0;
     for (size_t i = 0; i < layers; ++i) params += static_cast<double>(candidates[0].layers[i].parameters);
-    auto pick = [&](double lambda, std::vector<size_t>& choice) {
+    std::vector<size_t> choice(units.size());  // per unit
+    auto pick = [&](double lambda, std::vector<size_t>& chosen) {
         double bits = 0;
-        for (size_t i = 0; i < layers; ++i) {
+        for (size_t u = 0; u < units.size(); ++u) {
             size_t best = none;
             double best_cost = std::numeric_limits<double>::infinity();
             for (size_t k = 0; k <= none; ++k) {
-                const double cost = kl_of(i, k) + lambda * bits_of(i, k);
-                if (cost < best_cost || (cost == best_cost && bits_of(i, k) < bits_of(i, best))) {
+                const double cost = kl_of(u, k) + lambda * bits_of(u, k);
+                if (cost < best_cost || (cost == best_cost && bits_of(u, k) < bits_of(u, best))) {
                     best_cost = cost;
                     best = k;
                 }
             }
-            choice[i] = best;
-            bits += bits_of(i, best);
+            chosen[u] = best;
+            bits += bits_of(u, best);
         }
         return bits / params;
     };
-    std::vector<size_t> choice(layers);
     double min_bits = 0;
-    for (size_t i = 0; i < layers; ++i) {
-        double b = bits_of(i, none);
-        for (size_t k = 0; k < none; ++k) b = std::min(b, bits_of(i, k));
+    for (size_t u = 0; u < units.size(); ++u) {
+        double b = bits_of(u, none);
+        for (size_t k = 0; k < none; ++k) b = std::min(b, bits_of(u, k));
         min_bits += b;
     }
     if (min_bits / params > budget + 1e-12)
@@ -236,22 +265,29 @@ MixedPrecisionChoice choose_mixed_precision(const std::vector<MixedPrecisionCand
     MixedPrecisionChoice out;
     out.bits_per_weight = pick(hi, choice);
     out.recipe.name = "MIXED";
-    out.recipe.description = "Automatic mixed precision: one candidate per layer minimising the summed layer KL under " +
+    out.recipe.description = "Automatic mixed precision: one candidate per layer (per fused group) minimising the summed layer KL under " +
                              std::to_string(budget) + " bits per weight";
     out.recipe.source = "mixed precision search";
     out.recipe.quant_cfg.push_back(RecipeEntry{"*", {}});
     out.recipe.quant_cfg.back().patch.enabled = false;
+    std::vector<size_t> layer_choice(layers);
+    for (size_t u = 0; u < units.size(); ++u) {
+        for (size_t i : units[u]) layer_choice[i] = choice[u];
+        out.predicted_kl += kl_of(u, choice[u]);
+    }
     for (size_t i = 0; i < layers; ++i) {
         const std::string& layer = candidates[0].layers[i].layer;
-        const size_t k = choice[i];
+        const size_t k = layer_choice[i];
         out.chosen.emplace_back(layer, k == none ? "none" : candidates[k].name);
-        out.predicted_kl += kl_of(i, k);
         if (k == none) continue;
         const Recipe& r = *candidates[k].recipe;
         for (const char* which : {".weight_quantizer", ".input_quantizer"}) {
             const QuantizerSettings s = settings_for(r, layer + which);
             if (s.enabled) out.recipe.quant_cfg.push_back(RecipeEntry{layer + which, patch_of(s)});
         }
+        // A fused group chosen from a recipe that shares its per-tensor scales keeps sharing them
+        // (the NVFP4 / FP8 presets do: vLLM keeps one global / input scale per fused matmul).
+        out.recipe.share_fused_scales = out.recipe.share_fused_scales || r.share_fused_scales;
         if (!candidates[k].recipe->calibration.samples) continue;
         out.recipe.calibration = candidates[k].recipe->calibration;
     }

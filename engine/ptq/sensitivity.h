@@ -7,7 +7,9 @@
 // - choose_mixed_precision: given the per-layer costs and storage bits of several candidate
 //   formats (recipes), pick one candidate per layer minimising the summed cost under a
 //   bits-per-weight budget (Lagrangian relaxation: each layer takes argmin KL + lambda * bits,
-//   lambda found by bisection), and write the choice as a recipe with per-layer entries.
+//   lambda found by bisection), and write the choice as a recipe with per-layer entries. Fused
+//   layer groups (q/k/v, gate/up; fused_layers.h) are one decision: consumers run them as one
+//   matmul with one scheme, so all members take the same candidate.
 // Jobs: progress per layer ("sensitivity"), cancellable between batches.
 #pragma once
 
@@ -58,8 +60,9 @@ struct MixedPrecisionChoice {
     double predicted_kl = 0;                            // sum of the chosen layers' cost (KL; encoders: cosine loss)
 };
 
-// Candidates must cover the same layers. A layer may also stay unquantized ("none", 16 bits,
-// KL 0). UserError when even the cheapest choice exceeds the budget.
+// Candidates must cover the same layers. A layer (a fused group) may also stay unquantized
+// ("none", 16 bits, KL 0). The recipe shares fused scales when a chosen candidate's recipe does.
+// UserError when even the cheapest choice exceeds the budget.
 MixedPrecisionChoice choose_mixed_precision(const std::vector<MixedPrecisionCandidate>& candidates,
                                             double bits_per_weight_budget);
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -150,6 +151,17 @@ TEST(CliSensitivity, RanksLayersAndSearchesAMixedRecipeWithinTheBudget) {
     EXPECT_GT(j["mixed"]["bits_per_weight"].get<double>(), 4.5);
     // The mixed model lies between the two uniform ones.
     EXPECT_LT(j["mixed"]["kl"].get<double>(), j["all_quantized_kl"][0].get<double>());
+    // Fused q/k/v and gate/up take one format per group (vLLM runs each group as one matmul), and
+    // the recipe keeps the presets' shared fused scales.
+    std::map<std::string, std::string> chosen;
+    for (const json& l : j["layers"]) chosen[l["layer"].get<std::string>()] = l["chosen"].get<std::string>();
+    for (const char* block : {"model.layers.0.", "model.layers.1."}) {
+        const std::string b = block;
+        EXPECT_EQ(chosen.at(b + "self_attn.k_proj"), chosen.at(b + "self_attn.q_proj")) << b;
+        EXPECT_EQ(chosen.at(b + "self_attn.v_proj"), chosen.at(b + "self_attn.q_proj")) << b;
+        EXPECT_EQ(chosen.at(b + "mlp.up_proj"), chosen.at(b + "mlp.gate_proj")) << b;
+    }
+    EXPECT_EQ(json::parse(slurp(dir + "/mixed.json")).value("share_fused_scales", false), true);
     const CliResult q = run_cli({"ptq", kLlama, "--recipe", dir + "/mixed.json", "--calib", "synthetic:random-tokens",
                                  "--samples", "16", "--json"});
     ASSERT_EQ(q.exit_code, 0) << q.err;

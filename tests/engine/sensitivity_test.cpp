@@ -11,18 +11,18 @@
 namespace ql {
 namespace {
 
+// A token model's layer: its search cost is its KL (measure_sensitivity sets cost = kl; the
+// search minimises `cost` since sentence encoders, whose cost is the cosine loss, arrived).
 LayerSensitivity layer(const std::string& name, double kl, double bits, int64_t params) {
     LayerSensitivity l;
     l.layer = name;
-    l.kl = kl;
+    l.kl = l.cost = kl;
     l.weight_bits = bits * static_cast<double>(params);
     l.parameters = params;
     return l;
 }
 
-// DISABLED at the stop of 2026-12-01: after the merge the search keeps NVFP4 where the test
-// expects FP8_DEFAULT (the presets changed with share_fused_scales; issue 17's note) — fix, not delete.
-TEST(MixedPrecision, DISABLED_SpendsTheBudgetWhereItBuysTheMostKl) {
+TEST(MixedPrecision, SpendsTheBudgetWhereItBuysTheMostKl) {
     const Recipe four = load_recipe("NVFP4_DEFAULT"), eight = load_recipe("FP8_DEFAULT");
     // Three layers of 100 weights; the second is very sensitive at 4 bits.
     const std::vector<MixedPrecisionCandidate> c = {
@@ -46,6 +46,44 @@ TEST(MixedPrecision, DISABLED_SpendsTheBudgetWhereItBuysTheMostKl) {
     const MixedPrecisionChoice tight = choose_mixed_precision(c, 4.5);
     for (const auto& [name, pick] : tight.chosen) EXPECT_EQ(pick, "NVFP4_DEFAULT") << name;
     EXPECT_THROW(choose_mixed_precision(c, 4.0), UserError);
+}
+
+TEST(MixedPrecision, FusedLayersAreOneDecision) {
+    const Recipe four = load_recipe("NVFP4_DEFAULT"), eight = load_recipe("FP8_DEFAULT");
+    ASSERT_TRUE(four.share_fused_scales);
+    // q/k/v of one attention (vLLM fuses them into qkv_proj) and a down_proj, 100 weights each;
+    // q_proj is the most sensitive at 4 bits, then down_proj.
+    auto candidates = [&](const std::string& q, const std::string& k, const std::string& v, const std::string& d) {
+        return std::vector<MixedPrecisionCandidate>{
+            {"NVFP4_DEFAULT", &four, {layer(q, 1.0, 4.5, 100), layer(k, 0.01, 4.5, 100), layer(v, 0.01, 4.5, 100), layer(d, 0.6, 4.5, 100)}},
+            {"FP8_DEFAULT", &eight, {layer(q, 0.001, 8.32, 100), layer(k, 0.001, 8.32, 100), layer(v, 0.001, 8.32, 100), layer(d, 0.001, 8.32, 100)}}};
+    };
+    const std::string a = "model.layers.0.self_attn.", d = "model.layers.0.mlp.down_proj";
+    const auto fused = candidates(a + "q_proj", a + "k_proj", a + "v_proj", d);
+    // 5.5 bits (2200 of 400 weights): were the layers independent, q_proj alone would go FP8
+    // (832 + 3 x 450 = 2182 bits), as it does for layers that nobody fuses:
+    const MixedPrecisionChoice apart = choose_mixed_precision(candidates("q", "k", "v", "down"), 5.5);
+    ASSERT_EQ(apart.chosen.size(), 4u);
+    EXPECT_EQ(apart.chosen[0].second, "FP8_DEFAULT");
+    EXPECT_EQ(apart.chosen[1].second, "NVFP4_DEFAULT");
+    EXPECT_EQ(apart.chosen[2].second, "NVFP4_DEFAULT");
+    EXPECT_EQ(apart.chosen[3].second, "NVFP4_DEFAULT");
+    // ... but q/k/v take one format: all three in FP8 (3 x 832 + 450 = 2946 bits) does not fit,
+    // so the group stays NVFP4 and the budget buys down_proj FP8 (3 x 450 + 832 = 2182 bits).
+    const MixedPrecisionChoice tight = choose_mixed_precision(fused, 5.5);
+    ASSERT_EQ(tight.chosen.size(), 4u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(tight.chosen[i].second, "NVFP4_DEFAULT") << tight.chosen[i].first;
+    EXPECT_EQ(tight.chosen[3].second, "FP8_DEFAULT");
+    EXPECT_NEAR(tight.bits_per_weight, (3 * 4.5 + 8.32) / 4, 1e-12);
+    EXPECT_NEAR(tight.predicted_kl, 1.0 + 0.01 + 0.01 + 0.001, 1e-12);
+    EXPECT_TRUE(tight.recipe.share_fused_scales);
+    EXPECT_EQ(settings_for(tight.recipe, a + "k_proj.weight_quantizer").options.format, "nvfp4");
+    EXPECT_EQ(settings_for(tight.recipe, d + ".weight_quantizer").options.format, "fp8_e4m3");
+    // 8.4 bits: the group moves to FP8 together with down_proj; BF16 for any of them does not fit.
+    const MixedPrecisionChoice wider = choose_mixed_precision(fused, 8.4);
+    for (const auto& [name, pick] : wider.chosen) EXPECT_EQ(pick, "FP8_DEFAULT") << name;
+    EXPECT_NEAR(wider.predicted_kl, 4 * 0.001, 1e-12);
+    EXPECT_EQ(settings_for(wider.recipe, a + "v_proj.weight_quantizer").options.format, "fp8_e4m3");
 }
 
 TEST(Sensitivity, OneLayerAtATimeAgainstTheFpModel) {
