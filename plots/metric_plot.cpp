@@ -39,6 +39,16 @@ constexpr size_t kDotsUpTo = 200;
 // in a 900 px plot: ~110 ms per replot at 1.6 px, 7 ms at 1 px).
 constexpr size_t kThinAbove = 2000;
 
+// The x values are steps or block indices, whole numbers: ticks at 0.5 or 2.5 would name points
+// that do not exist. QCustomPlot's readable step (1, 2, 2.5, 5 x 10^k) is rounded up to an integer.
+class WholeNumberTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override {
+        const double step = QCPAxisTicker::getTickStep(range);
+        return step < 1 ? 1 : std::ceil(step);
+    }
+};
+
 // How a curve is drawn for its length; a change of class restyles it.
 int densityClass(size_t points) { return points <= kDotsUpTo ? 0 : points <= kThinAbove ? 1 : 2; }
 // Height of the NaN/Inf markers in the axis rect (0 = bottom edge, 1 = top).
@@ -151,6 +161,7 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_plot->xAxis->setLabel(tr("step"));
     m_plot->xAxis->setNumberFormat(QStringLiteral("gb"));
+    m_plot->xAxis->setTicker(QSharedPointer<WholeNumberTicker>::create());
     m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
     m_plot->yAxis2->setVisible(false);
     m_plot->yAxis2->setRange(0, 1);
