@@ -23,19 +23,21 @@ string(REPLACE ";" "\\;" listing "${listing}")
 string(REPLACE "\n" ";" lines "${listing}")
 set(script "")
 set(suite "")
+set(suite_added FALSE)
 foreach(line IN LISTS lines)
   if(line MATCHES "^([^ #]+)\\.( |$)")  # "Suite." or "Prefix/Suite/0.  # TypeParam = ..."
     set(suite "${CMAKE_MATCH_1}")
-    if(NOT suite MATCHES "(^|/)DISABLED_")
-      string(APPEND script "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*${excluded}]==])\n"
-                           "set_tests_properties([==[${suite}]==] PROPERTIES WORKING_DIRECTORY [==[${WORKING_DIR}]==] "
-                           "SKIP_RETURN_CODE 77 ENVIRONMENT OMP_WAIT_POLICY=passive)\n")
-    endif()
+    set(suite_added FALSE)
   elseif(line MATCHES "^  ([^ #]+)" AND NOT suite STREQUAL "")
     set(test "${CMAKE_MATCH_1}")
     if(test MATCHES "^DISABLED_" OR suite MATCHES "(^|/)DISABLED_")
       string(APPEND script "add_test([==[${suite}.${test}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.${test}]==])\n"
                            "set_tests_properties([==[${suite}.${test}]==] PROPERTIES DISABLED TRUE)\n")
+    elseif(NOT suite_added)  # a suite is added with its first enabled test
+      set(suite_added TRUE)
+      string(APPEND script "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*${excluded}]==])\n"
+                           "set_tests_properties([==[${suite}]==] PROPERTIES WORKING_DIRECTORY [==[${WORKING_DIR}]==] "
+                           "SKIP_RETURN_CODE 77 ENVIRONMENT OMP_WAIT_POLICY=passive)\n")
     endif()
   endif()
 endforeach()
