@@ -146,8 +146,17 @@ double HeatmapPlot::value(int row, int col) const {
 }
 
 void HeatmapPlot::setHigherIsBetter(bool higherIsBetter) {
-    if (higherIsBetter == m_higherIsBetter) return;
+    if (higherIsBetter == m_higherIsBetter && !m_neutral) return;
     m_higherIsBetter = higherIsBetter;
+    m_neutral = false;
+    updateGradient();
+    rebuildCells();
+}
+
+void HeatmapPlot::setNeutralScale() {
+    if (m_neutral) return;
+    m_neutral = true;
+    m_higherIsBetter = true;  // the gradient's bright end is the high end
     updateGradient();
     rebuildCells();
 }
@@ -159,9 +168,13 @@ void HeatmapPlot::updateGradient() {
     g.setNanColor(m_style.dark ? QColor(0x2c, 0x31, 0x39) : QColor(0xe9, 0xec, 0xef));
     m_map->setGradient(g);
     QString label = m_valueLabel;
-    if (!label.isEmpty()) label += m_higherIsBetter ? tr(", higher is better") : tr(", lower is better");
+    if (!label.isEmpty()) {
+        label += m_neutral ? tr(", brighter = higher") : m_higherIsBetter ? tr(", higher is better") : tr(", lower is better");
+    }
     m_scale->axis()->setLabel(label);
 }
+
+QString HeatmapPlot::scaleLabel() const { return m_scale->axis()->label(); }
 
 QString HeatmapPlot::formatValue(double v) const {
     if (std::isnan(v)) return QStringLiteral("\u2013");

@@ -48,6 +48,13 @@ public:
     // reverses the gradient (e.g. for MSE) so that bright still means good.
     void setHigherIsBetter(bool higherIsBetter);
     bool higherIsBetter() const { return m_higherIsBetter; }
+    // For quantities that are neither good nor bad by size (bin flips: too many is oscillation,
+    // too few is stagnation): bright = high, and the scale label says "brighter = higher"
+    // instead of a judgement. setHigherIsBetter() ends it.
+    void setNeutralScale();
+    bool neutralScale() const { return m_neutral; }
+    // The colour scale's label as drawn: the value label plus the judgement.
+    QString scaleLabel() const;
 
     // Frames cell (row, col); out of range (e.g. -1, -1) removes the frame. Emits nothing.
     void setSelectedCell(int row, int col);
@@ -114,6 +121,7 @@ private:
     std::vector<std::vector<double>> m_values;  // rows × cols, padded with NaN
     QString m_valueLabel;
     bool m_higherIsBetter = true;
+    bool m_neutral = false;
     QStringList m_drawnRowLabels;
     int m_selectedRow = -1;
     int m_selectedCol = -1;

@@ -23,18 +23,21 @@ struct Quantity {
     const char* id;
     const char* title;
     const char* unit;
-    bool higherIsBetter;  // the bright end of the colour scale
+    enum class Scale { Neutral, LowerIsBetter } scale;
 };
 
-// Bright = the weights move (flips) or stay close to where they started (drifts, distance).
+// Bin flips are neither good nor bad by size (many late in training: oscillation; none:
+// stagnation), and the signed drifts are judged by their magnitude, which a colour scale cannot
+// rank: their scale only says bright = higher. Clipping, the mean |scale drift| and the
+// teacher distance: bright = low (the weights stay close to where they started).
 const Quantity kQuantities[] = {
-    {"flips_since_last", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Bin flips since the last record"), "fraction of codes", true},
-    {"flips_since_start", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Bin flips since the start"), "fraction of codes", true},
-    {"clip_fraction", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Weights at the clip points"), "fraction of weights", false},
-    {"amax_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Amax drift"), "amax / start − 1", false},
-    {"scale_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Scale drift (block / group / LSQ)"), "mean |s − s₀| / s₀", false},
-    {"global_scale_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Global-scale drift (NVFP4)"), "global scale / start − 1", false},
-    {"block_distance", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Teacher–student distance per block (QAD)"), "relative L2", false},
+    {"flips_since_last", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Bin flips since the last record"), "fraction of codes", Quantity::Scale::Neutral},
+    {"flips_since_start", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Bin flips since the start"), "fraction of codes", Quantity::Scale::Neutral},
+    {"clip_fraction", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Weights at the clip points"), "fraction of weights", Quantity::Scale::LowerIsBetter},
+    {"amax_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Amax drift"), "amax / start − 1", Quantity::Scale::Neutral},
+    {"scale_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Scale drift (block / group / LSQ)"), "mean |s − s₀| / s₀", Quantity::Scale::LowerIsBetter},
+    {"global_scale_drift", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Global-scale drift (NVFP4)"), "global scale / start − 1", Quantity::Scale::Neutral},
+    {"block_distance", QT_TRANSLATE_NOOP("FlightRecorderPanel", "Teacher–student distance per block (QAD)"), "relative L2", Quantity::Scale::LowerIsBetter},
 };
 
 // a < b with runs of digits compared as numbers: "layers.2" before "layers.10". (QCollator's
@@ -206,7 +209,8 @@ void FlightRecorderPanel::refresh() {
             values[static_cast<size_t>(r)][static_cast<size_t>(pos - steps.begin())] = s.values[k];  // a later value wins
         }
     }
-    m_heatmap->setHigherIsBetter(q ? q->higherIsBetter : false);
+    if (q && q->scale == Quantity::Scale::Neutral) m_heatmap->setNeutralScale();
+    else m_heatmap->setHigherIsBetter(false);
     m_heatmap->setTitle(QStringLiteral("%1 — %2 (layers × steps)").arg(m_quantity->currentText(), m_run->currentText()));
     m_heatmap->setData(rows, cols, values, q ? QString::fromUtf8(q->unit) : QString());
 

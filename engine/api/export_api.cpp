@@ -59,7 +59,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         rep.as = req.as;
         rep.out = g.path;
         rep.bytes = static_cast<int64_t>(g.bytes);
-        rep.files = {g.path};
+        rep.files = {g.path, g.plan_path};
         rep.warnings = g.warnings;
         rep.gguf = g;
         if (g.dry_run) rep.files.clear();

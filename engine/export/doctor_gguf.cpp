@@ -5,8 +5,8 @@
 // precision and size than the user asked for), and, where a plan file lies beside it, each
 // tensor's type is the planned one. Kept small and pluggable: the plan is read by
 // read_gguf_plan() alone, from "<file>.plan.json" = {"tensors": {"<gguf tensor name>": "<type>"}}
-// (type names as ggml_type_name or lower case: "Q4_K", "q4_k", "F16"); the type-mix planner of
-// `export --as gguf --gguf-type q4_k_m` can write it.
+// (type names as ggml_type_name or lower case: "Q4_K", "q4_k", "F16"); `export --as gguf` writes
+// it beside every file (engine/export/gguf_export.h gguf_plan_path()).
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -16,6 +16,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/export/doctor_context.h"
+#include "engine/export/gguf_export.h"
 #include "engine/export/gguf_model_metadata.h"
 #include "engine/io/gguf_file.h"
 #include "engine/io/strict_json.h"
@@ -38,7 +39,7 @@ struct GgufPlan {
 };
 
 std::optional<GgufPlan> read_gguf_plan(const std::string& gguf_path, DoctorContext& ctx, const std::string& shown) {
-    const std::string p = gguf_path + ".plan.json";
+    const std::string p = gguf_plan_path(gguf_path);
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) return std::nullopt;
     GgufPlan plan;

@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
 #include "engine/export/gguf_encode.h"
@@ -20,6 +22,7 @@
 #include "engine/export/gguf_tokenizer_metadata.h"
 #include "engine/export/gguf_type_mix.h"
 #include "engine/formats/format_codec.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/gguf_decode.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
@@ -399,6 +402,14 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
 
     for (const auto& w : result.warnings) sink.log(LogLevel::Warning, "GGUF export: " + w);
     result.bytes = write_gguf_tensors(out_file, metadata, plans, options.force, sink, cancel, "export");
+    // The plan beside the file, so that the Export Doctor (doctor_gguf.cpp "gguf-plan") checks
+    // the types in the file against what was planned and listed, now and after any later copy.
+    nlohmann::ordered_json plan_json;
+    plan_json["file_type"] = options.type;
+    plan_json["tensors"] = nlohmann::ordered_json::object();
+    for (const GgufExportTensor& t : result.tensors) plan_json["tensors"][t.name] = t.type;
+    result.plan_path = gguf_plan_path(out_file);
+    write_file_atomically(result.plan_path, plan_json.dump(2) + "\n");
     sink.artifact("gguf", out_file);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;

@@ -28,7 +28,9 @@
 // Llama q/k rows are permuted as convert_hf_to_gguf.py does; GPT-2 Conv1D weights are written as
 // [out, in] (ne = {in, out}). A tied lm_head is not written (llama.cpp reuses token_embd) unless a
 // checkpoint quantized it. Tensors are written in llama.cpp's order (gguf_weight_order).
-// Writing is crash-safe: "<out>.partial", fsync, rename; an existing file is replaced only with
+// Beside the file goes its plan, "<out>.plan.json" = {"file_type": "q4_k_m", "tensors":
+// {"<gguf name>": "<type as written>"}} (gguf_plan_path()), which the Export Doctor checks the
+// file's types against. Writing is crash-safe: "<out>.partial", fsync, rename; an existing file is replaced only with
 // `force`; a full disk or an unwritable folder is a UserError naming the path.
 #pragma once
 
@@ -69,6 +71,7 @@ struct GgufExportTensor {
 
 struct GgufExportResult {
     std::string path;               // the file written ("" for a dry run)
+    std::string plan_path;          // its plan beside it (gguf_plan_path(path); "" for a dry run)
     std::string architecture;       // "llama", "qwen2", "gpt2"
     std::string type;               // the file type, lower case ("q4_k_m")
     uint32_t file_type = 0;         // general.file_type (llama_ftype)
@@ -96,5 +99,8 @@ GgufExportResult export_gguf(const std::string& model, const std::string& out_fi
 
 // The file types export_gguf accepts, lower case.
 std::vector<std::string> gguf_export_types();
+
+// Where the plan of GGUF file `gguf_path` lies: "<gguf_path>.plan.json".
+inline std::string gguf_plan_path(const std::string& gguf_path) { return gguf_path + ".plan.json"; }
 
 }  // namespace ql

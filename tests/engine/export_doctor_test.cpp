@@ -321,9 +321,18 @@ TEST_F(ExportDoctor, GgufTypesAreCheckedAgainstThePlanBesideTheFile) {
     o.type = "q8_0";
     const std::string file = dir_ + "/m.gguf";
     export_gguf(test::tiny_llama(), file, o, sink, cancel);
+    // The export writes its plan beside the file, and the doctor checks every tensor against it.
+    const json plan = json::parse(read_whole_file(file + ".plan.json", "plan"));
+    EXPECT_EQ(plan["file_type"], "q8_0");
+    EXPECT_EQ(plan["tensors"]["blk.0.attn_q.weight"], "Q8_0");
+    EXPECT_EQ(plan["tensors"]["blk.0.attn_norm.weight"], "F32");
     DoctorReport r = run_export_doctor(file);
     EXPECT_EQ(r.layout, "gguf");
     EXPECT_TRUE(r.ok()) << all(r);
+    bool plan_checked = false;
+    for (const DoctorCheck& c : r.checks)
+        if (c.id == "gguf-plan") plan_checked = c.ran && c.note.find(std::to_string(plan["tensors"].size()) + " tensor(s)") == 0;
+    EXPECT_TRUE(plan_checked) << all(r);
     // A plan that expects a type the file does not have.
     std::ofstream(file + ".plan.json") << R"({"tensors": {"blk.0.attn_q.weight": "q4_0", "blk.0.ffn_up.weight": "q8_0"}})";
     r = run_export_doctor(file);

@@ -136,10 +136,14 @@ TEST_F(DiagnosisViewsTest, TheDashboardShowsAQadRunsFlightRecordAsHeatmaps) {
     for (int r = 0; r < map->rowCount(); ++r) moved += map->value(r, 3);
     EXPECT_GT(moved, 0.0);
     EXPECT_TRUE(map->csv().startsWith(QStringLiteral(",0,2,4,6")));
+    // Flips are not better or worse by size: the scale says only which end is high.
+    EXPECT_TRUE(map->neutralScale());
+    EXPECT_EQ(map->scaleLabel(), QStringLiteral("fraction of codes, brighter = higher"));
     flight->setQuantity(QStringLiteral("block_distance"));
     flight->flush();
     EXPECT_EQ(map->rowCount(), 3);
     EXPECT_EQ(map->columnCount(), 3);  // recorded steps with a forward: 2, 4, 6
+    EXPECT_EQ(map->scaleLabel(), QStringLiteral("relative L2, lower is better"));
     for (const char* q : {"clip_fraction", "amax_drift", "scale_drift", "global_scale_drift"}) {
         flight->setQuantity(QString::fromLatin1(q));
         flight->flush();
