@@ -190,12 +190,16 @@ void FlightRecorder::record(int64_t steps, JobSink& sink) {
         window_loss_.push_back(loss);
         window_flips_.push_back(flips_last);
         if (window_loss_.size() == 1 || loss < best_window_loss_) best_window_loss_ = loss;
-        // Stagnation: two windows without a code change and a flat loss.
+        // Stagnation: two windows without a code change and a flat loss. Divergence: the loss
+        // well above its best. Both relative, with an absolute floor (kLossResolution): a
+        // model whose loss is already ~1e-5 nats (the shipped demo) moves by multiples of that
+        // from batch to batch, which is neither a trend nor a divergence.
         const size_t n = window_loss_.size();
+        const double moved = std::fabs(window_loss_[n - 1] - (n >= 2 ? window_loss_[n - 2] : window_loss_[n - 1]));
         const bool stagnating = n >= 2 && window_flips_[n - 1] == 0 && window_flips_[n - 2] == 0 &&
-                                std::fabs(window_loss_[n - 1] - window_loss_[n - 2]) <=
-                                    0.01 * std::max(std::fabs(window_loss_[n - 2]), 1e-12);
-        const bool diverging = n >= 2 && std::isfinite(loss) && loss > 1.5 * best_window_loss_ && best_window_loss_ > 0;
+                                moved <= std::max(0.01 * std::fabs(window_loss_[n - 2]), kLossResolution);
+        const bool diverging = n >= 2 && std::isfinite(loss) && loss > 1.5 * best_window_loss_ && best_window_loss_ > 0 &&
+                               loss - best_window_loss_ > kLossResolution;
         if (stagnating && !stagnating_)
             sink.log(LogLevel::Warning, "step " + std::to_string(steps) + ": the run stagnates: no weight code changed in the last " +
                                             std::to_string(2 * every_) + " steps and the loss is flat (raise the learning rate, "

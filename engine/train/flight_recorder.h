@@ -19,8 +19,10 @@
 //   flight/loss_ce_part, flight/loss_kl_part   the mean weighted CE and KL terms of the loss since
 //                                     the last record (QAT: CE only)
 //   flight/stagnating, flight/diverging   1 while the warning holds, else 0 (also logged once):
-//     stagnating = no code changed in the last two windows and the loss moved < 1 % between them;
-//     diverging  = the window's mean loss is above 1.5 x the best window's mean.
+//     stagnating = no code changed in the last two windows and the loss moved < 1 % between them
+//                  (or less than kLossResolution);
+//     diverging  = the window's mean loss is above 1.5 x the best window's mean, and more than
+//                  kLossResolution above it.
 // Cost: one encode of every quantized weight per record (bench/flight_recorder_bench.cpp).
 #pragma once
 
@@ -36,6 +38,10 @@
 #include "engine/quant/quantized_model.h"
 
 namespace ql {
+
+// Loss changes (nats per token) below this are batch noise for the warnings, not a trend: a
+// near-perfect model's loss of 1e-5 doubling is no divergence.
+inline constexpr double kLossResolution = 1e-3;
 
 class FlightRecorder {
 public:

@@ -108,6 +108,31 @@ TEST(FlightRecorder, WarnsWhenARunStagnatesOrDiverges) {
     EXPECT_NE(sink.warnings[1].find("diverges"), std::string::npos) << sink.warnings[1];
 }
 
+TEST(FlightRecorder, ANearPerfectModelsLossNoiseIsNeitherDivergenceNorMovement) {
+    // The shipped demo's QAT loss is ~1e-5 nats and doubles from batch to batch: no divergence
+    // (below kLossResolution), and without code changes that noise is a flat loss.
+    OpenedModel m = open_model(kLlama);
+    QuantizedModel q(*m.model, load_recipe("NVFP4_DEFAULT"));
+    for (const auto& l : q.layers()) l->set_weight_enabled(l->weight_configured());
+    RecordingSink sink;
+    FlightRecorder recorder(q, nullptr, 2);
+    recorder.record(0, sink);
+    const double losses[] = {4e-5, 8e-5, 2e-5, 9e-5, 3e-5, 1.9e-4};
+    for (int64_t step = 1; step <= 6; ++step) {
+        recorder.note_step(losses[step - 1], 0.0);
+        recorder.note_step(losses[step - 1], 0.0);
+        if (step % 2 == 0) recorder.record(step, sink);
+    }
+    for (int64_t step : {2, 4, 6}) EXPECT_EQ(sink.series["flight/diverging"][step], 0.0) << step;
+    EXPECT_EQ(sink.series["flight/stagnating"][4], 1.0);
+    ASSERT_EQ(sink.warnings.size(), 1u);
+    EXPECT_NE(sink.warnings[0].find("stagnates"), std::string::npos) << sink.warnings[0];
+    // A real divergence from there is still one.
+    recorder.note_step(0.5, 0.0);
+    recorder.record(8, sink);
+    EXPECT_EQ(sink.series["flight/diverging"][8], 1.0);
+}
+
 TEST(FlightRecorder, QadRecordsEveryLayerAndTheTeacherStudentDistancePerBlock) {
     OpenedModel m = open_model(kLlama);
     OpenedModel teacher = open_model(kLlama);

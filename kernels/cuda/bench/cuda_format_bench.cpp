@@ -143,6 +143,11 @@ int run(int64_t n, int repeats, const char* json_path) {
         [&] { cu::nf4_encode(x.data(), n, 64, codes.data(), stats.data()); });
     add("nf4", "decode", fbytes + cbytes + cbytes / 16,
         [&] { cu::nf4_decode(codes.data(), stats.data(), n, 64, y.data()); });
+    // The Walsh-Hadamard rotation (kernels/hadamard.h) in the blocks rotations use.
+    for (int64_t block : {int64_t{16}, int64_t{128}, int64_t{512}, int64_t{4096}})
+        if (cols % block == 0)
+            add(("hadamard_" + std::to_string(block)).c_str(), "rows", 2 * fbytes,
+                [&, block] { cu::hadamard_rows(x.data(), y.data(), ql::kernels::HadamardLayout{rows, cols, block}); });
     cuda_ok(cudaDeviceSynchronize(), "benchmark");
 
     const double copy_gbps = 2.0 * fbytes / (copy_ms * 1e6);
