@@ -121,10 +121,11 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
         auto* label = new QCPItemText(m_plot);
         label->position->setTypeX(QCPItemPosition::ptPlotCoords);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        // Inside the clip range, where the top of a histogram is usually empty.
+        // Inside the clip range, where the top of a histogram is usually empty (placeClipLabels).
         label->setPositionAlignment(Qt::AlignTop | (side == 0 ? Qt::AlignLeft : Qt::AlignRight));
         label->setPadding(QMargins(4, 2, 4, 2));
         label->setSelectable(false);
+        label->setObjectName(side == 0 ? QStringLiteral("clip-label-negative") : QStringLiteral("clip-label-positive"));
         m_clipLabels[side] = label;
     }
 
@@ -137,9 +138,30 @@ HistogramPlot::HistogramPlot(QWidget* parent) : QWidget(parent), m_clip{kNaN, kN
     m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_plot, &QWidget::customContextMenuRequested, this, &HistogramPlot::showContextMenu);
 
+    // The clip labels sit inside the clip range; when the range is too narrow on screen for
+    // both, they move outside it so they never overlap (checked before each draw: the pixel
+    // width depends on the zoom and the widget size).
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &HistogramPlot::placeClipLabels);
+
     restyle();
     updateClipItems();
     resetView();
+}
+
+void HistogramPlot::placeClipLabels() {
+    bool outside = false;
+    if (!std::isnan(m_clip[0]) && !std::isnan(m_clip[1])) {
+        const QCPAxis* x = m_plot->xAxis;
+        const double gap = std::fabs(x->coordToPixel(m_clip[1]) - x->coordToPixel(m_clip[0]));
+        double need = 4;
+        for (const QCPItemText* label : m_clipLabels)
+            need += QFontMetricsF(label->font()).horizontalAdvance(label->text()) + label->padding().left() + label->padding().right();
+        outside = gap < need;
+    }
+    for (int side = 0; side < 2; ++side) {
+        const bool left = (side == 0) != outside;  // inside: -t's label extends right of its line
+        m_clipLabels[side]->setPositionAlignment(Qt::AlignTop | (left ? Qt::AlignLeft : Qt::AlignRight));
+    }
 }
 
 void HistogramPlot::setTitle(const QString& title) {

@@ -111,6 +111,7 @@ private:
     void restyle();
     void updateHistogramGraph(QCPGraph* graph, const Histogram& h) const;
     void updateGridLines();
+    void placeClipLabels();
     void updateClipItems();
     void updateYRange();
     void refit();  // resetView() while following the data, else only the y range

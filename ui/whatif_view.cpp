@@ -152,6 +152,12 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent) {
     m_layers->setExportName(QStringLiteral("whatif-layer-sqnr"));
     plots->addWidget(m_histogram);
     plots->addWidget(m_layers);
+    // The bars need room for their rotated layer names (MiniLM: 39 layers); the histogram's
+    // size hint would otherwise take nearly all of the height.
+    m_layers->setMinimumHeight(220);
+    plots->setStretchFactor(0, 3);
+    plots->setStretchFactor(1, 2);
+    plots->setSizes({600, 400});
     split->addWidget(m_table);
     split->addWidget(plots);
     split->setStretchFactor(0, 5);

@@ -142,6 +142,30 @@ TEST(HistogramPlot, ClipThresholdsAreDashedLinesAtTheGivenX) {
     EXPECT_FALSE(legendText(plot.customPlot()).contains("clip"));
 }
 
+TEST(HistogramPlot, ClipLabelsMoveOutsideARangeTooNarrowForBoth) {
+    HistogramPlot plot;
+    plot.resize(800, 400);
+    plot.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+    plot.setHistogram(histogram(-150, 150, {1, 2, 30, 2, 1}));
+    plot.setClipThresholds(-60, 60);
+    plot.customPlot()->replot();
+    auto* negative = qobject_cast<QCPItemText*>(itemNamed(plot.customPlot(), "clip-label-negative"));
+    auto* positive = qobject_cast<QCPItemText*>(itemNamed(plot.customPlot(), "clip-label-positive"));
+    ASSERT_NE(negative, nullptr);
+    ASSERT_NE(positive, nullptr);
+    // Wide on screen: inside the clip range, each label facing the other.
+    EXPECT_TRUE(negative->positionAlignment() & Qt::AlignLeft);
+    EXPECT_TRUE(positive->positionAlignment() & Qt::AlignRight);
+    // ±1.2 of a ±150 axis is a few pixels: the labels go outside, away from each other.
+    plot.setClipThresholds(-1.2, 1.2);
+    plot.customPlot()->replot();
+    EXPECT_TRUE(negative->positionAlignment() & Qt::AlignRight);
+    EXPECT_TRUE(positive->positionAlignment() & Qt::AlignLeft);
+    const double gap = plot.customPlot()->xAxis->coordToPixel(1.2) - plot.customPlot()->xAxis->coordToPixel(-1.2);
+    EXPECT_LT(gap, 40.0);
+}
+
 TEST(HistogramPlot, LogCountDrawsEmptyBinsAtTheAxisFloor) {
     HistogramPlot plot;
     plot.setHistogram(histogram(0, 4, {0, 3, 0, 1000}));
