@@ -48,6 +48,14 @@ bool DoctorContext::has_run(const std::string& id) const {
 
 void DoctorContext::error(const std::string& check, const std::string& where, const std::string& problem,
                           const std::string& consumer, const std::string& fix) {
+    // One defect, one error: two tests of one check that catch the same tensor (an inverted
+    // NVFP4 global scale fails both the magnitude test and the comparison with the manifest)
+    // add their evidence to the first finding instead of counting twice.
+    for (DoctorFinding& f : report_.findings)
+        if (f.severity == DoctorSeverity::Error && f.check == check && f.where == where) {
+            if (f.problem.find(problem) == std::string::npos) f.problem += "; also: " + problem;
+            return;
+        }
     report_.findings.push_back({DoctorSeverity::Error, check, where, problem, consumer, fix});
 }
 

@@ -178,6 +178,10 @@ TEST_F(ExportDoctor, InvertedGlobalScaleIsAnError) {
         t.write();
         const DoctorReport r = run_export_doctor(d);
         EXPECT_NE(find(r, DoctorSeverity::Error, "scale-conventions", n), nullptr) << all(r);
+        // One wrong tensor, one scale-conventions error (both of its tests' evidence in it).
+        int64_t on_it = 0;
+        for (const DoctorFinding& f : r.findings) on_it += f.check == "scale-conventions" && f.where == n;
+        EXPECT_EQ(on_it, 1) << all(r);
         EXPECT_NE(find(r, DoctorSeverity::Error, "reproduces-quantlab", kQ), nullptr) << all(r);
     }
     {
