@@ -93,7 +93,7 @@ const int kRegistered = [] {
         for (const std::string recipe : {"NVFP4_DEFAULT", "MXFP4"})
             benchmark::RegisterBenchmark(("FlightRecorder/" + which + "/" + recipe).c_str(), BM_FlightRecorder, which, recipe)
                 ->Unit(benchmark::kMillisecond)
-                ->Iterations(which == "demo" ? 3 : 1)
+                ->Iterations(1)
                 ->UseRealTime();
     return 0;
 }();

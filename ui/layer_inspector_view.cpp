@@ -98,6 +98,10 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     m_overlay->setObjectName(QStringLiteral("inspectOverlay"));
     m_overlay->setToolTip(tr("Draw the same layer of another checkpoint (e.g. after QAT/QAD) as an outline"));
     m_overlay->addItem(tr("(none)"), QString());
+    // Run names hold model paths (a sentence-transformers folder deep in a venv): sized by its
+    // longest item the combo would widen the view past the window.
+    m_overlay->setMinimumContentsLength(24);
+    m_overlay->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addGroup(this, {new QLabel(tr("Overlay"), this), m_overlay});
     m_firstBlock = new QPushButton(tr("First Block in Format Explorer"), this);
     m_firstBlock->setObjectName(QStringLiteral("firstBlock"));
@@ -258,6 +262,10 @@ void LayerInspectorView::setOverlayChoices(const QList<QPair<QString, QString>>&
     m_updating = true;
     m_overlay->clear();
     m_overlay->addItem(tr("(none)"), QString());
+    // Run names hold model paths (a sentence-transformers folder deep in a venv): sized by its
+    // longest item the combo would widen the view past the window.
+    m_overlay->setMinimumContentsLength(24);
+    m_overlay->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     for (const auto& [label, folder] : choices) m_overlay->addItem(label, folder);
     const int i = m_overlay->findData(current);
     m_overlay->setCurrentIndex(i >= 0 ? i : 0);

@@ -297,6 +297,8 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::encoderShots(const QString
             w.workbench()->recipeEditor()->setEvalPairs(pairs);
             setup(w);
         };
+        // MiniLM's statistics and per-layer sensitivity are jobs of minutes on 2 shared cores.
+        shot.timeoutMs = 900000;
         return shot;
     };
     // MiniLM's layers: the attention block's query reads the embedding LayerNorm's output (the
