@@ -198,6 +198,15 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     m_crossText->setTextAlignment(Qt::AlignLeft);
     m_crossText->setPadding(QMargins(6, 4, 6, 4));
     m_crossText->setVisible(false);
+    // An empty chart says so, instead of a bare 0..1 frame (e.g. KL for an encoder's run, which
+    // has no logits); hidden as soon as any curve has a point (flush()).
+    m_emptyText = new QCPItemText(m_plot);
+    m_emptyText->setObjectName(QStringLiteral("noDataText"));
+    m_emptyText->setSelectable(false);
+    m_emptyText->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_emptyText->position->setCoords(0.5, 0.5);
+    m_emptyText->setPositionAlignment(Qt::AlignCenter);
+    m_emptyText->setText(tr("no data for the shown runs"));
 
     m_replotTimer.setSingleShot(true);
     connect(&m_replotTimer, &QTimer::timeout, this, &MetricPlot::flush);
@@ -228,6 +237,8 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
 }
 
 MetricPlot::~MetricPlot() = default;
+
+bool MetricPlot::showsNoData() const { return m_emptyText->visible(); }
 
 MetricPlot::Series* MetricPlot::find(int id) {
     for (auto& s : m_series)
@@ -606,6 +617,8 @@ void MetricPlot::restyle() {
     m_crossText->setPen(QPen(m_style.grid));
     m_crossText->setColor(m_style.text);
     m_crossText->setFont(m_style.font);
+    m_emptyText->setColor(m_style.axis);
+    m_emptyText->setFont(m_style.font);
     restyleSeries();
     rebuildLegend();
     markDirty();
@@ -641,6 +654,7 @@ void MetricPlot::flush() {
     if (std::any_of(m_series.begin(), m_series.end(),
                     [](const auto& s) { return densityClass(s->steps.size()) != s->styledDensity; }))
         restyleSeries();
+    m_emptyText->setVisible(std::none_of(m_series.begin(), m_series.end(), [](const auto& s) { return !s->steps.empty(); }));
     m_sinceReplot.restart();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -92,6 +92,8 @@ public:
     void setSeriesVisible(int id, bool visible);
     bool isSeriesVisible(int id) const;
     int seriesCount() const { return static_cast<int>(m_series.size()); }
+    // Whether the chart shows its "no data" note (no curve has a point yet).
+    bool showsNoData() const;
     // Raw points / smoothed values of curve `id` as stored (smoothed is empty while smoothing is
     // off). NaN entries are NaN.
     const std::vector<double>& seriesSteps(int id) const;
@@ -161,6 +163,7 @@ private:
     QCPTextElement* m_title = nullptr;
     QCPItemStraightLine* m_crossLine = nullptr;
     QCPItemText* m_crossText = nullptr;
+    QCPItemText* m_emptyText = nullptr;
     QCheckBox* m_logYBox = nullptr;
     QSlider* m_smoothingSlider = nullptr;
     QLabel* m_smoothingLabel = nullptr;

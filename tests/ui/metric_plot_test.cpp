@@ -477,5 +477,22 @@ TEST(MetricPlot, FollowsTheLightAndDarkTheme) {
     themes.apply(ThemeManager::Theme::Light);
 }
 
+TEST(MetricPlot, AnEmptyChartSaysThereIsNoDataUntilAPointArrives) {
+    MetricPlot plot;
+    plot.resize(480, 340);
+    drain(plot);
+    EXPECT_TRUE(plot.showsNoData());
+    // A curve without points (an encoder's run on the KL chart) is still no data.
+    const int id = plot.addSeries(QStringLiteral("#6 QAD"), QStringLiteral("eval/kl"));
+    drain(plot);
+    EXPECT_TRUE(plot.showsNoData());
+    plot.appendPoints(id, {0, 1}, {0.5, 0.4});
+    drain(plot);
+    EXPECT_FALSE(plot.showsNoData());
+    plot.removeSeries(id);
+    drain(plot);
+    EXPECT_TRUE(plot.showsNoData());
+}
+
 }  // namespace
 }  // namespace ql
