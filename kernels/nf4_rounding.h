@@ -58,17 +58,12 @@ QL_HD float nf4_decode_element(uint8_t code, float absmax, const float* codebook
 }
 
 // Nearest code of the 256-value dynamic map: the number of its 255 thresholds below s, by
-// binary search. NaN -> 0.
+// binary search. NaN -> 0 (it compares false at every step). Branch-free (each step adds its
+// width where s is above the step's threshold): the steps' outcomes are data, and as branches
+// half of them were mispredicted.
 QL_HD int dynamic_map_code(float s, const float* thresholds) {
-    if (is_nan_bits(s)) return 0;
-    int lo = 0, hi = 255;
-    while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (s > thresholds[mid])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    int lo = 0;
+    for (int step = 128; step > 0; step /= 2) lo += s > thresholds[lo + step - 1] ? step : 0;
     return lo;
 }
 

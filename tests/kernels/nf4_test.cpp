@@ -139,3 +139,77 @@ TEST(Nf4Codec, InPlaceDoubleQuantKeepsNaN) {
 
 }  // namespace
 }  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+// The fused block-of-64 path (bisection over the thresholds, nf4.cpp) on blocks whose absmax is
+// exactly 1, so that every element's scaled value is the element itself: each threshold and
+// 30 floats either side of it, and the codebook values, give the codebook entry of
+// torch.bucketize's code.
+TEST(Nf4Codec, FusedBlocksRoundEveryThresholdNeighbourhoodAsBucketize) {
+    std::vector<float> x;
+    auto push = [&](float v) {
+        if (x.size() % 64 == 0) x.push_back(1.0f);  // the block's absmax
+        x.push_back(v);
+    };
+    for (int i = 0; i < 15; ++i) {
+        float up = nf4_thresholds()[i], down = up;
+        for (int k = 0; k < 30; ++k) {
+            push(up);
+            push(down);
+            up = std::nextafter(up, 2.0f);
+            down = std::nextafter(down, -2.0f);
+        }
+    }
+    for (int i = 0; i < 16; ++i) push(kNf4Codebook[i]);
+    push(-0.0f);
+    while (x.size() % (64 * 8) != 0) push(0.5f);  // whole tiles of eight blocks
+    const int64_t n = static_cast<int64_t>(x.size());
+    std::vector<float> y(x.size());
+    nf4_fake_quant(x.data(), y.data(), n, kNf4Block);
+    for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(test::bits_of(y[i]), test::bits_of(kNf4Codebook[literal_bucketize(kNf4Codebook, 16, x[i])]))
+            << "element " << i << " = " << x[i];
+}
+
+// nf4_fake_quant_double fuses encode, double quantization and decode; it must equal them
+// composed, bit for bit (NaN as the canonical quiet NaN decoding writes), for the tiled
+// block of 64, other blocks, short last blocks, specials, and in place.
+std::vector<float> composed_double(const std::vector<float>& x, int64_t block) {
+    const int64_t n = static_cast<int64_t>(x.size()), nb = (n + block - 1) / block;
+    std::vector<uint8_t> codes(x.size()), c8(static_cast<size_t>(nb));
+    std::vector<float> absmax(static_cast<size_t>(nb)), back(static_cast<size_t>(nb)), y(x.size());
+    std::vector<float> a2(static_cast<size_t>((nb + 255) / 256));
+    float offset = 0;
+    nf4_encode(x.data(), n, block, codes.data(), absmax.data());
+    nf4_double_quant(absmax.data(), nb, c8.data(), a2.data(), &offset);
+    nf4_double_dequant(c8.data(), a2.data(), offset, nb, back.data());
+    nf4_decode(codes.data(), back.data(), n, block, y.data());
+    for (int64_t i = 0; i < n; ++i)
+        if (std::isnan(x[i])) y[i] = std::numeric_limits<float>::quiet_NaN();
+    return y;
+}
+
+TEST(Nf4Codec, FusedDoubleQuantEqualsTheComposedCodecBitForBit) {
+    for (int64_t block : {int64_t{64}, int64_t{128}, int64_t{37}})
+        for (int64_t n : {int64_t{64 * 1000}, int64_t{64 * 999 + 23}, int64_t{64 * 8}, int64_t{5}}) {
+            auto x = test::mixed_tensor(7, (n + 6) / 7, static_cast<uint32_t>(block + n));
+            x.resize(static_cast<size_t>(n));
+            for (int64_t i = 3; i < n; i += 997) x[i] = std::numeric_limits<float>::quiet_NaN();
+            for (int64_t i = 11; i < n; i += 1499) x[i] = i % 2 ? INFINITY : -INFINITY;
+            for (int64_t i = 2 * block; i < std::min(n, 3 * block); ++i)  // a block of NaN: absmax 0
+                x[i] = std::numeric_limits<float>::quiet_NaN();
+            const std::vector<float> want = composed_double(x, block);
+            std::vector<float> y(x.size());
+            nf4_fake_quant_double(x.data(), y.data(), n, block);
+            for (int64_t i = 0; i < n; ++i)
+                ASSERT_EQ(test::bits_of(y[i]), test::bits_of(want[i])) << "block " << block << ", n " << n << ", element " << i;
+            nf4_fake_quant_double(x.data(), x.data(), n, block);
+            for (int64_t i = 0; i < n; ++i)
+                ASSERT_EQ(test::bits_of(x[i]), test::bits_of(want[i])) << "in place: block " << block << ", n " << n;
+        }
+}
+
+}  // namespace
+}  // namespace ql::kernels
