@@ -11,6 +11,7 @@
 #include "kernels/cpu_dispatch.h"
 #include "kernels/gguf_block_codec.h"
 #include "kernels/gguf_block_tiles.h"
+#include "kernels/gguf_fake_avx2.h"
 #include "kernels/gguf_kquant_codec.h"
 #include "kernels/gguf_kquant_cpu.h"
 #include "kernels/gguf_q4_0_avx2.h"
@@ -146,10 +147,17 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, c
     if (is_kquant(t)) return kquant_fake_quant_cpu(x, y, L, t, importance);
     if (importance) return weighted_fake_quant_cpu(x, y, L, t, importance);
     const float* log2_thresholds = gguf_log2_round_up_thresholds();
+    const bool avx2 = gguf_fake_avx2_handles(t) && gguf_fake_avx2_available();  // same values (gguf_fake_avx2.h)
     visit_gguf_type(t, [&](auto type) {
         constexpr GgufType T = decltype(type)::value;
         for_each_block(
-            L, [&](int64_t, int64_t n, int64_t off) { fake_blocks<T>(x + off, y + off, n, log2_thresholds); },
+            L,
+            [&](int64_t, int64_t n, int64_t off) {
+                if (avx2)
+                    gguf_fake_quant_avx2(T, x + off, y + off, n, log2_thresholds);
+                else
+                    fake_blocks<T>(x + off, y + off, n, log2_thresholds);
+            },
             [&](int64_t, int64_t off, int64_t len) {
                 float pad[kB] = {}, out[kB];
                 for (int64_t i = 0; i < len; ++i) pad[i] = x[off + i];
