@@ -14,6 +14,7 @@
 #include "kernels/gguf_fake_avx2.h"
 #include "kernels/gguf_kquant_codec.h"
 #include "kernels/gguf_kquant_cpu.h"
+#include "kernels/gguf_min_avx2.h"
 #include "kernels/gguf_q4_0_avx2.h"
 
 namespace ql::kernels {
@@ -120,8 +121,13 @@ void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8
     if (!gguf_uses_importance(t)) importance = nullptr;
     if (is_kquant(t)) return kquant_quantize_cpu(x, rows, cols, t, blocks, importance);
     if (importance) return weighted_quantize_cpu(x, rows, cols, t, blocks, importance);
-    if (t == GgufType::Q4_0 && q4_0_avx2_available()) {  // same bytes, hand-vectorised (gguf_q4_0_avx2.h)
-        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { quantize_q4_0_avx2(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
+    if ((t == GgufType::Q4_0 || t == GgufType::Q5_0) && q4_0_avx2_available()) {  // same bytes, hand-vectorised (gguf_q4_0_avx2.h)
+        const auto encode = t == GgufType::Q4_0 ? quantize_q4_0_avx2 : quantize_q5_0_avx2;
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { encode(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
+        return;
+    }
+    if (t == GgufType::Q4_1 && gguf_min_avx2_available()) {  // same bytes, hand-vectorised (gguf_min_avx2.h)
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { quantize_q4_1_avx2(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
         return;
     }
     const float* log2_thresholds = gguf_log2_round_up_thresholds();  // built before the threads start
