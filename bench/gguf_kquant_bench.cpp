@@ -55,9 +55,12 @@ const std::vector<float>& importance() {
     return w;
 }
 
+// Every type encode_gguf_tensor writes; the K-quants and IQ4 (the search-heavy ones) from kFirstSearch on.
 const ql::GgmlType kTypes[] = {ql::GgmlType::Q8_0, ql::GgmlType::Q4_0,   ql::GgmlType::Q4_1,  ql::GgmlType::Q5_0,
-                               ql::GgmlType::MXFP4, ql::GgmlType::Q2_K,  ql::GgmlType::Q3_K,  ql::GgmlType::Q4_K,
-                               ql::GgmlType::Q5_K, ql::GgmlType::Q6_K,   ql::GgmlType::IQ4_NL, ql::GgmlType::IQ4_XS};
+                               ql::GgmlType::Q5_1, ql::GgmlType::MXFP4,  ql::GgmlType::Q2_K,  ql::GgmlType::Q3_K,
+                               ql::GgmlType::Q4_K, ql::GgmlType::Q5_K,   ql::GgmlType::Q6_K,  ql::GgmlType::IQ4_NL,
+                               ql::GgmlType::IQ4_XS};
+constexpr int kFirstSearch = 6;  // Q2_K
 
 std::string label(ql::GgmlType t, bool imatrix) { return std::string(ql::ggml_type_name(t)) + (imatrix ? " imatrix" : ""); }
 
@@ -176,7 +179,7 @@ const int kRegistered = [] {
                 ->UseRealTime();
         }
     benchmark::RegisterBenchmark("Memcpy8MiB", Memcpy8MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
-    for (int i = 5; i < static_cast<int>(std::size(kTypes)); ++i)
+    for (int i = kFirstSearch; i < static_cast<int>(std::size(kTypes)); ++i)
         benchmark::RegisterBenchmark(("GgufFakeQuantSearch/" + ql::gguf_format_name(kTypes[i])).c_str(), GgufFakeQuantSearch)
             ->Arg(i)
             ->Unit(benchmark::kMillisecond)

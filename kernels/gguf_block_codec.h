@@ -385,7 +385,8 @@ QL_HD void fake_quant_block(const float* x, float* y, const float* log2_threshol
         const float id = safe_inverse(d), dh = fp16_round(d);
         for (int i = 0; i < kB; ++i) {
             const float q = round_half_away(clamp_or_zero(x[i] * id, -127.0f, 127.0f));
-            y[i] = is_nan_bits(x[i]) ? x[i] : q * dh;
+            // + 0.0f: a code rounded to -0 decodes as the integer 0, i.e. +0 * d (q8_0_decode).
+            y[i] = is_nan_bits(x[i]) ? x[i] : (q + 0.0f) * dh;
         }
     } else if constexpr (T == GgufType::Q4_0 || T == GgufType::Q5_0) {
         constexpr int levels = T == GgufType::Q4_0 ? 16 : 32;

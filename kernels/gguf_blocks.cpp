@@ -11,8 +11,10 @@
 #include "kernels/cpu_dispatch.h"
 #include "kernels/gguf_block_codec.h"
 #include "kernels/gguf_block_tiles.h"
+#include "kernels/gguf_fake_avx2.h"
 #include "kernels/gguf_kquant_codec.h"
 #include "kernels/gguf_kquant_cpu.h"
+#include "kernels/gguf_min_avx2.h"
 #include "kernels/gguf_q4_0_avx2.h"
 
 namespace ql::kernels {
@@ -119,8 +121,13 @@ void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8
     if (!gguf_uses_importance(t)) importance = nullptr;
     if (is_kquant(t)) return kquant_quantize_cpu(x, rows, cols, t, blocks, importance);
     if (importance) return weighted_quantize_cpu(x, rows, cols, t, blocks, importance);
-    if (t == GgufType::Q4_0 && q4_0_avx2_available()) {  // same bytes, hand-vectorised (gguf_q4_0_avx2.h)
-        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { quantize_q4_0_avx2(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
+    if ((t == GgufType::Q4_0 || t == GgufType::Q5_0) && q4_0_avx2_available()) {  // same bytes, hand-vectorised (gguf_q4_0_avx2.h)
+        const auto encode = t == GgufType::Q4_0 ? quantize_q4_0_avx2 : quantize_q5_0_avx2;
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { encode(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
+        return;
+    }
+    if (t == GgufType::Q4_1 && gguf_min_avx2_available()) {  // same bytes, hand-vectorised (gguf_min_avx2.h)
+        parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) { quantize_q4_1_avx2(x + b0 * kB, blocks + b0 * ts, b1 - b0); });
         return;
     }
     const float* log2_thresholds = gguf_log2_round_up_thresholds();  // built before the threads start
@@ -146,10 +153,17 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, c
     if (is_kquant(t)) return kquant_fake_quant_cpu(x, y, L, t, importance);
     if (importance) return weighted_fake_quant_cpu(x, y, L, t, importance);
     const float* log2_thresholds = gguf_log2_round_up_thresholds();
+    const bool avx2 = gguf_fake_avx2_handles(t) && gguf_fake_avx2_available();  // same values (gguf_fake_avx2.h)
     visit_gguf_type(t, [&](auto type) {
         constexpr GgufType T = decltype(type)::value;
         for_each_block(
-            L, [&](int64_t, int64_t n, int64_t off) { fake_blocks<T>(x + off, y + off, n, log2_thresholds); },
+            L,
+            [&](int64_t, int64_t n, int64_t off) {
+                if (avx2)
+                    gguf_fake_quant_avx2(T, x + off, y + off, n, log2_thresholds);
+                else
+                    fake_blocks<T>(x + off, y + off, n, log2_thresholds);
+            },
             [&](int64_t, int64_t off, int64_t len) {
                 float pad[kB] = {}, out[kB];
                 for (int64_t i = 0; i < len; ++i) pad[i] = x[off + i];

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/gguf_importance_codec.h"
+#include "kernels/gguf_min_avx2.h"
 #include "kernels/half_precision.h"
 #include "kernels/parallel.h"
 
@@ -100,7 +101,9 @@ void gguf_q5_1_quantize(const float* x, int64_t rows, int64_t cols, uint8_t* blo
     const int64_t bpr = cols / kQk;
     if (!importance) {
         const int64_t nblocks = rows * bpr;
+        const bool avx2 = gguf_min_avx2_available();  // same bytes, hand-vectorised (gguf_min_avx2.h)
         parallel_ranges(nblocks, 4096, 1, [&](int64_t b, int64_t e) {
+            if (avx2) return quantize_q5_1_avx2(x + b * kQk, blocks + b * kGgufQ5_1BlockBytes, e - b, encode_block);
             for (int64_t k = b; k < e; ++k) encode_block(x + k * kQk, blocks + k * kGgufQ5_1BlockBytes);
         });
         return;

@@ -117,3 +117,26 @@ TEST(GgufQ4_0Avx2, GgufQuantizeMatchesTheGgufPyTranscriptionOnOddShapes) {
 
 }  // namespace
 }  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+TEST(GgufQ5_0Avx2, EqualsThePortableEncoderOnAwkwardBlocksAtAnyAlignment) {
+    if (!q4_0_avx2_available()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+    constexpr int kQ5Bytes = 22;
+    const int64_t nb = 8 * 4000 + 5;
+    const auto x = awkward_blocks(nb, 8);
+    std::vector<uint8_t> want(static_cast<size_t>(nb * kQ5Bytes));
+    for (int64_t b = 0; b < nb; ++b) gguf_codec::q5_0_encode(x.data() + b * kB, want.data() + b * kQ5Bytes);
+    std::vector<uint8_t> buffer(want.size() + 128);
+    uint8_t* base = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+    for (const int64_t shift : {0, 1, 2, 22, 40, 63}) {
+        std::fill(buffer.begin(), buffer.end(), uint8_t{0xAA});
+        quantize_q5_0_avx2(x.data(), base + shift, nb);
+        ASSERT_TRUE(test::same_items(std::vector<uint8_t>(base + shift, base + shift + want.size()), want)) << "shift " << shift;
+        ASSERT_EQ(base[shift + want.size()], 0xAA) << "wrote past the end: shift " << shift;
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels

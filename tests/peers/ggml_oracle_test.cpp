@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/gguf_blocks.h"
+#include "kernels/gguf_q5_1.h"
 #include "kernels/reference/reference_formats.h"
 #include "kernels/reference/reference_kquants.h"
 #include "tests/kernels/test_data.h"
@@ -180,6 +181,34 @@ TEST(GgmlOracle, ShapesFromOneRowToManyMatch) {
             SCOPED_TRACE(std::string(t.name) + " " + std::to_string(rows) + "x" + std::to_string(cols));
             EXPECT_TRUE(same_bytes(ours(t, x, rows, cols, nullptr), ggml.quantize(t.ggml, x.data(), rows, cols, nullptr)));
             EXPECT_TRUE(same_bytes(ours(t, x, rows, cols, imp.data()), ggml.quantize(t.ggml, x.data(), rows, cols, imp.data())));
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ql::kernels
+
+namespace ql::kernels {
+namespace {
+
+// Q5_1 (gguf_q5_1.h: the fallback type of Q5_K tensors whose rows are not a multiple of 256,
+// AVX2-encoded in tiles of eight blocks) against ggml, every kind of row, with and without
+// importance, on row lengths whose blocks fill tiles and leave tails.
+TEST(GgmlOracle, Q5_1MatchesGgmlQuantizeChunkByteForByte) {
+    const GgmlLibrary& ggml = GgmlLibrary::get();
+    uint32_t seed = 700;
+    for (const int64_t cols : {1024, 96}) {
+        const int64_t rows = 6;
+        const auto imp = importance_for(cols, 92);
+        for (Kind kind : kKinds) {
+            const auto x = rows_of(kind, rows, cols, ++seed);
+            for (bool weighted : {false, true}) {
+                SCOPED_TRACE(std::string("Q5_1, ") + kind_name(kind) + (weighted ? ", importance" : "") + ", cols " + std::to_string(cols));
+                const float* w = weighted ? imp.data() : nullptr;
+                std::vector<uint8_t> b(static_cast<size_t>(rows * cols / 32 * kGgufQ5_1BlockBytes));
+                gguf_q5_1_quantize(x.data(), rows, cols, b.data(), w);
+                EXPECT_TRUE(same_bytes(b, ggml.quantize(GgmlLibrary::Q5_1, x.data(), rows, cols, w)));
+            }
         }
     }
 }
