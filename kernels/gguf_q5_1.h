@@ -9,7 +9,7 @@
 // imatrix get Q5_1 ffn_down tensors. With an importance matrix: ggml's quantize_row_q5_1_impl
 // (weights qw * sqrt(sigma2 + x^2), sigma2 the row's mean square, make_qkx3_quants(32, 31,
 // -0.9, 0.05, 36) per block), on the K-quant searches of gguf_kquant_search.h. Bytes equal
-// ggml's (tests/kernels/gguf_q5_1_test.cpp against the ggml oracle, scripts/check-gguf-mixes).
+// ggml's (tests/peers/ggml_oracle_test.cpp GgmlOracle.Q5_1MatchesGgmlQuantizeChunkByteForByte, scripts/check-gguf-mixes).
 #pragma once
 
 #include <cstdint>
