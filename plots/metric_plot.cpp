@@ -203,7 +203,9 @@ MetricPlot::MetricPlot(QWidget* parent) : QWidget(parent) {
     m_emptyText = new QCPItemText(m_plot);
     m_emptyText->setObjectName(QStringLiteral("noDataText"));
     m_emptyText->setSelectable(false);
-    m_emptyText->position->setType(QCPItemPosition::ptAxisRectRatio);
+    // In the middle of the whole chart: with no curve the axis rect can be narrow.
+    m_emptyText->setClipToAxisRect(false);
+    m_emptyText->position->setType(QCPItemPosition::ptViewportRatio);
     m_emptyText->position->setCoords(0.5, 0.5);
     m_emptyText->setPositionAlignment(Qt::AlignCenter);
     m_emptyText->setText(tr("no data for the shown runs"));
