@@ -61,7 +61,7 @@ ImportanceMatrix from_gguf(const GgufFile& f) {
         if (!sc.first || !sc.second)
             throw UserError(f.path() + ": entry '" + name + "': " + (sc.first ? "'.counts'" : "'.in_sum2'") + " tensor is missing");
         const std::vector<float> s2 = f32_values(f, *sc.first), c = f32_values(f, *sc.second);
-        if (c.empty() || s2.size() % c.size() != 0)
+        if (c.empty() || s2.empty() || s2.size() % c.size() != 0)
             throw UserError(f.path() + ": entry '" + name + "': " + std::to_string(s2.size()) + " sums for " + std::to_string(c.size()) +
                             " counts (expected a whole row of sums per count)");
         ImportanceEntry e;

@@ -190,6 +190,14 @@ TEST(ImatrixFile, LyingAndTruncatedFilesAreUserErrorsNamingTheField) {
                   w.write_tensor_data(neg, 4);
               }).find("count -3.000000 is not a token count"),
               std::string::npos);
+    // An empty sums tensor beside a count (found by scripts/fuzz-gguf): no entry of 0 columns.
+    EXPECT_NE(gguf_error([&](GgufWriter& w) {
+                  keys(w);
+                  w.add_tensor("a.weight.in_sum2", {0, 1}, GgmlType::F32);
+                  w.add_tensor("a.weight.counts", {1, 1}, GgmlType::F32);
+                  w.write_tensor_data(one, 4);
+              }).find("entry 'a.weight': 0 sums for 1 counts"),
+              std::string::npos);
     fs::remove_all(dir);
 }
 
