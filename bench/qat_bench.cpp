@@ -3,7 +3,7 @@
 // the same iterations (the machine's speed drifts):
 //   QuantTrainStep/<model>/<recipe>   counters qat_x_fp = QAT step / FP step (target <= 1.3) and
 //                                qad_x_qat = QAD step / QAT step (target <= 1.6: the teacher adds
-//                                one forward and the KL)
+//                                one forward and the KL), fake_quant_share = (QAT - FP) / QAT
 // A step is forward + loss + backward + AdamW update (the trainer's work, engine/train).
 // Models with random weights: the demo decoder (batch 64 x 32 tokens) and a GPT-2-small-shaped
 // model (batch 4 x 128); static input amax set to 4 (calibration is not what is timed).
@@ -74,6 +74,9 @@ void BM_TrainStep(benchmark::State& state, const std::string& which, const std::
     state.counters["qad_ms"] = 1e3 * qad / n;
     state.counters["qat_x_fp"] = qat / fp;
     state.counters["qad_x_qat"] = qad / qat;
+    // The quantizers' share of the QAT step: what turning them on added (fake quant of weights
+    // and inputs in the forward, the straight-through backward), as a fraction of the step.
+    state.counters["fake_quant_share"] = (qat - fp) / qat;
 }
 
 const int kRegistered = [] {

@@ -78,6 +78,11 @@ QL_INLINE void finite_block_amax(const float* __restrict x, int64_t nblocks, flo
         for (int k = 0; k < 8; ++k) amax[b + k] = bits_float(m[k]);
     }
     for (; b < nblocks; ++b) amax[b] = bits_float(statistic_of<AnyAbsmax>(x + b * BLOCK, BLOCK).m);
+    // Whether any block holds a NaN or Inf, as one vectorised maximum: a compare and branch per
+    // block cost 0.3 instructions per element for NVFP4's blocks of 16 (callgrind, x86-64-v3).
+    uint32_t largest = 0;
+    for (b = 0; b < nblocks; ++b) largest = float_bits(amax[b]) > largest ? float_bits(amax[b]) : largest;
+    if (largest < kInfBits) return;
     for (b = 0; b < nblocks; ++b)
         if (float_bits(amax[b]) >= kInfBits) amax[b] = statistic_of<FiniteAbsmax>(x + b * BLOCK, BLOCK).value();
 }

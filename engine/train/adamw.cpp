@@ -4,8 +4,13 @@
 #include <ATen/Functions.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 #include <stdexcept>
+
+#include "kernels/adamw_update.h"
 
 namespace ql {
 
@@ -26,6 +31,7 @@ void AdamW::step(double lr) {
     const double bc2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_));
     const double step_size = lr / bc1;
     const double bc2_sqrt = std::sqrt(bc2);
+    if (options_.fused && step_fused(lr, step_size, bc2_sqrt)) return;
     for (size_t i = 0; i < params_.size(); ++i) {
         at::Tensor& p = params_[i];
         const at::Tensor& g = p.grad();
@@ -36,6 +42,73 @@ void AdamW::step(double lr) {
         const at::Tensor denom = v_[i].sqrt().div_(bc2_sqrt).add_(options_.eps);
         p.addcdiv_(m_[i], denom, -step_size);
     }
+}
+
+// The whole update as one kernel call, with the scalars rounded to float32 as ATen rounds the
+// double arguments of mul_, add_, addcmul_, div_ and addcdiv_ on float tensors. A tensor that is
+// not a contiguous float32 one (a transposed parameter, moments created like it) goes through a
+// contiguous float32 copy written back after the kernel, so that every CPU step takes this path
+// whatever the layouts: a run that took the ATen path for some tensors only on some steps (a
+// parameter reloaded with other strides on resume) would not reproduce itself. False (nothing
+// done) for tensors off the CPU and for parameters sharing memory.
+bool AdamW::step_fused(double lr, double step_size, double bc2_sqrt) {
+    struct Staged {
+        at::Tensor* target;  // written back from `work` when they differ
+        at::Tensor work;
+    };
+    std::vector<kernels::AdamWSegment> segments;
+    std::vector<Staged> staged;
+    std::vector<at::Tensor> inputs;  // contiguous float32 gradients kept alive
+    segments.reserve(params_.size());
+    std::vector<at::Tensor*> written;  // updated in place through their data: versions to bump
+    auto writable = [&](at::Tensor& t) -> float* {
+        if (t.scalar_type() == at::kFloat && t.is_contiguous()) {
+            written.push_back(&t);
+            return t.data_ptr<float>();
+        }
+        staged.push_back({&t, t.to(at::kFloat).contiguous()});
+        return staged.back().work.data_ptr<float>();
+    };
+    for (size_t i = 0; i < params_.size(); ++i) {
+        const at::Tensor& g = params_[i].grad();
+        if (!g.defined()) continue;
+        for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&params_[i], &g, &m_[i], &v_[i]})
+            if (!t->device().is_cpu()) return false;
+        if (g.numel() != params_[i].numel()) return false;
+    }
+    // Parameters that share memory (tied weights listed twice) are updated one after the other
+    // by the ATen path; the kernel would update them at once from several threads.
+    std::vector<std::pair<const void*, const void*>> spans;
+    for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].grad().defined()) {
+            const auto* b = static_cast<const char*>(params_[i].data_ptr());
+            spans.emplace_back(b, b + params_[i].numel() * static_cast<int64_t>(params_[i].element_size()));
+        }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i)
+        if (spans[i].first < spans[i - 1].second) return false;
+    staged.reserve(3 * params_.size());  // `writable` hands out pointers into it
+    inputs.reserve(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) {
+        at::Tensor& p = params_[i];
+        const at::Tensor& g = p.grad();
+        if (!g.defined()) continue;
+        inputs.push_back(g.to(at::kFloat).contiguous());
+        const bool decays = decay_[i] && options_.weight_decay != 0;
+        segments.push_back({writable(p), inputs.back().data_ptr<float>(), writable(m_[i]), writable(v_[i]), p.numel(),
+                            decays ? static_cast<float>(1.0 - lr * options_.weight_decay) : 1.0f});
+    }
+    const kernels::AdamWCoefficients c{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
+                                       static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
+                                       static_cast<float>(-step_size),      static_cast<float>(bc2_sqrt),
+                                       static_cast<float>(options_.eps)};
+    kernels::adamw_update(segments.data(), static_cast<int64_t>(segments.size()), c);
+    for (auto& s : staged) s.target->copy_(s.work);
+    // What ATen's in-place ops do: the quantizers cache their fake-quantized weights by the
+    // tensor's version (engine/quant/layer_quantizer.cpp), and a write through the data pointer
+    // alone would leave them serving the weights of the step before.
+    for (at::Tensor* t : written) t->unsafeGetTensorImpl()->bump_version();
+    return true;
 }
 
 void AdamW::restore(const std::vector<at::Tensor>& first, const std::vector<at::Tensor>& second, int64_t steps) {

@@ -18,6 +18,11 @@ struct AdamWOptions {
     double beta2 = 0.999;
     double eps = 1e-8;
     double weight_decay = 0.01;
+    // true: one threaded pass over all parameters (kernels/adamw_update.h) for CPU tensors
+    // (equal to the ATen path to float32 rounding, tests/engine/adamw_test.cpp). false: seven
+    // ATen ops per tensor (the formula above as torch.optim.AdamW's for-loop runs it), and what
+    // tensors on a GPU always take.
+    bool fused = true;
 };
 
 class AdamW {
@@ -39,6 +44,7 @@ public:
     void restore(const std::vector<at::Tensor>& first, const std::vector<at::Tensor>& second, int64_t steps);
 
 private:
+    bool step_fused(double lr, double step_size, double bc2_sqrt);
     std::vector<at::Tensor> params_, m_, v_;
     std::vector<bool> decay_;
     AdamWOptions options_;
