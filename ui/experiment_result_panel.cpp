@@ -228,7 +228,7 @@ void ExperimentResultPanel::updatePlots() {
             cells.push_back(item(experimentCellLabel(*c.cell), 0, *m));
             m_cellKeys << QString::fromStdString(c.cell->key);
         }
-    m_cells->setTitle(tr("%1 per cell: mean and 95 % interval over replicates").arg(metricName));
+    m_cells->setTitle(tr("%1 per cell: mean, 95 % interval").arg(metricName));
     if (cells.isEmpty()) m_cells->clear(tr("no cell reports %1").arg(metricName));
     else m_cells->setBars(cells);
 
@@ -250,7 +250,7 @@ void ExperimentResultPanel::updatePlots() {
             }
             diffs.push_back(item(label, 0, *m));
         }
-    m_differences->setTitle(tr("paired differences of %1 (a − b) and 95 % intervals").arg(metricName));
+    m_differences->setTitle(tr("%1: paired difference a − b, 95 % interval").arg(metricName));
     if (diffs.isEmpty()) m_differences->clear(tr("this experiment names no comparisons"));
     else m_differences->setBars(diffs);
 
@@ -276,7 +276,7 @@ void ExperimentResultPanel::updatePlots() {
         if (predicted.count(budget))
             markers.push_back({tr("planner f̂ = %1").arg(predicted[budget], 0, 'f', 3), predicted[budget], index});
     }
-    m_fraction->setTitle(tr("%1 against the QAT fraction per budget; dashed: the planner's predicted fraction").arg(metricName));
+    m_fraction->setTitle(tr("%1 against the QAT fraction; dashed: the planner's f̂").arg(metricName));
     m_fraction->setAxisLabels(tr("QAT fraction of the step budget"), yLabel);
     if (curveList.isEmpty()) m_fraction->clear(tr("no fp-then-qat cells (the qat-fraction template)"));
     else m_fraction->setCurves(curveList, markers);
@@ -296,7 +296,8 @@ void ExperimentResultPanel::updatePlots() {
         points.push_back(point);
         m_frontierCells << key;
     }
-    m_frontier->setTitle(tr("%1 against effective bits per parameter; click a point for its run and plan").arg(metricName));
+    m_frontier->setTitle(tr("%1 against bits per parameter").arg(metricName));
+    m_frontier->setToolTip(tr("Click a point: its run and plan below"));
     m_frontier->setAxisLabels(tr("effective bits per parameter (with block and global scales)"), yLabel);
     if (points.isEmpty()) m_frontier->clear(tr("no cell reports bits per parameter (PTQ runs do)"));
     else {

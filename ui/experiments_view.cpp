@@ -75,8 +75,11 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     auto* browse = new QPushButton(tr("Folder…"), this);
     browse->setObjectName(QStringLiteral("experimentModelFolder"));
     controls->addWidget(browse);
-    controls->addSpacing(12);
-    auto spin = [this, controls](const QString& label, const QString& name, int min, int max, const QString& special) {
+    controls->addStretch(0);
+    layout->addLayout(controls);
+    // A second row: the window fits 1280 pixels with the navigation beside it.
+    controls = new QHBoxLayout;
+    auto spin = [this, &controls](const QString& label, const QString& name, int min, int max, const QString& special) {
         controls->addWidget(new QLabel(label, this));
         auto* s = new QSpinBox(this);
         s->setObjectName(name);
@@ -100,6 +103,7 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     m_stop->setEnabled(false);
     controls->addWidget(m_start);
     controls->addWidget(m_stop);
+    controls->addStretch(1);
     layout->addLayout(controls);
 
     m_claim = new QLabel(this);
@@ -122,6 +126,7 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     m_table->setAlternatingRowColors(true);
     m_table->verticalHeader()->setVisible(false);
     m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->setWordWrap(false);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->horizontalHeader()->setStretchLastSection(true);
     ll->addWidget(m_table, 1);
@@ -143,7 +148,7 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     split->addWidget(m_result);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
-    split->setSizes({520, 900});
+    split->setSizes({600, 820});
 
     m_runner = new JobRunner(this);
     auto* tick = new QTimer(this);  // the ETA counts down between the runs' reports
@@ -320,6 +325,8 @@ void ExperimentsView::updateStatuses() {
         if (row < static_cast<int>(m_live.size()) && m_live[row] == 2 && status == tr("queued")) status = tr("done");
         if (QTableWidgetItem* item = m_table->item(row, ColStatus)) item->setText(status);
     }
+    m_table->resizeColumnToContents(ColStatus);
+    m_table->resizeRowsToContents();
     updateProgress();
 }
 
@@ -367,12 +374,16 @@ void ExperimentsView::updateProgress() {
     const int total = static_cast<int>(m_plan.size());
     const QString time = qs(format_duration(estimatedSeconds()));
     if (m_spec)
-        m_estimate->setText(tr("%1 cells × %2 replicates = %3 runs; %4 left: about %5 on this machine")
-                                .arg(m_spec->cells.size())
-                                .arg(m_spec->replicates)
-                                .arg(total)
-                                .arg(total - done)
-                                .arg(done == total ? tr("nothing") : time));
+        m_estimate->setText(done == total ? tr("%1 cells × %2 replicates = %3 runs, all done")
+                                                .arg(m_spec->cells.size())
+                                                .arg(m_spec->replicates)
+                                                .arg(total)
+                                          : tr("%1 cells × %2 replicates = %3 runs; %4 to make: about %5 on this machine")
+                                                .arg(m_spec->cells.size())
+                                                .arg(m_spec->replicates)
+                                                .arg(total)
+                                                .arg(total - done)
+                                                .arg(time));
     else
         m_estimate->clear();
     m_bar->setRange(0, std::max(1, total));

@@ -50,6 +50,7 @@
 #include "ui/log_panel.h"
 #include "ui/model_panel.h"
 #include "ui/project_explorer_panel.h"
+#include "ui/project_watcher.h"
 #include "ui/recipe_editor.h"
 #include "ui/run_controls.h"
 #include "ui/theme_manager.h"
@@ -109,6 +110,10 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     m_experiments->setObjectName(QStringLiteral("experimentsView"));
     m_experiments->setProject(m_workbench->projectPath());
     connect(m_workbench, &Workbench::projectOpened, m_experiments, &ExperimentsView::setProject);
+    // Runs another process (quantlab-cli experiment run) adds show up while the view is open.
+    connect(m_workbench->watcher(), &ProjectWatcher::runsChanged, m_experiments, [this] {
+        if (m_experiments->isVisible() && !m_experiments->isRunning()) m_experiments->refresh();
+    });
     connect(m_experiments, &ExperimentsView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
     addView(QStringLiteral("experiments"), tr("Experiments"), m_experiments);
 
