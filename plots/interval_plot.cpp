@@ -87,6 +87,9 @@ IntervalPlot::IntervalPlot(QWidget* parent) : QWidget(parent) {
     connect(m_plot, &QCustomPlot::mouseRelease, this, &IntervalPlot::onMouseRelease);
     connect(m_plot, &QCustomPlot::mouseMove, this, &IntervalPlot::onMouseMove);
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        if (m_mode == Mode::Points) stackPointLabels();
+    });
     m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_plot, &QWidget::customContextMenuRequested, this, &IntervalPlot::showContextMenu);
     restyle();
@@ -166,6 +169,7 @@ void IntervalPlot::setAxisLabels(const QString& x, const QString& y) {
 void IntervalPlot::rebuild() {
     m_plot->clearPlottables();
     m_plot->clearItems();
+    m_pointLabels.clear();
     m_plot->legend->setVisible(false);
     m_plot->xAxis->setLabel(m_xLabel);
     m_plot->yAxis->setLabel(m_yLabel);
@@ -272,7 +276,7 @@ void IntervalPlot::rebuild() {
             front->addToLegend();
         }
         auto* g = m_plot->addGraph();
-        g->setName(tr("cell mean (95 % interval)"));
+        g->setName(tr("mean, 95 % CI"));
         g->setLineStyle(QCPGraph::lsNone);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, m_style.primary, m_style.primary, 8));
         QVector<double> xs, ys;
@@ -285,6 +289,7 @@ void IntervalPlot::rebuild() {
         g->setData(xs, ys, true);
         g->addToLegend();
         addWhiskers(m_plot, g, m_points, m_style.primary);
+        m_pointLabels.clear();
         for (int i = 0; i < m_points.size(); ++i) {
             auto* text = new QCPItemText(m_plot);
             text->position->setCoords(m_points[i].x, m_points[i].value);
@@ -293,6 +298,7 @@ void IntervalPlot::rebuild() {
             text->setText(m_points[i].label);
             text->setColor(m_style.text);
             text->setFont(m_style.font);
+            m_pointLabels.push_back(text);
         }
         if (m_selected >= 0 && m_selected < m_points.size()) {
             auto* ring = m_plot->addGraph();
@@ -310,6 +316,27 @@ void IntervalPlot::rebuild() {
 }
 
 void IntervalPlot::resetZoom() { rebuild(); }
+
+void IntervalPlot::stackPointLabels() {
+    // Points at (nearly) the same place would write their names over each other: each label
+    // goes up by a line until it overlaps none placed before it (points in x order).
+    const QFontMetrics fm(m_style.font);
+    QVector<QRect> placed;
+    for (int i = 0; i < m_pointLabels.size() && i < m_points.size(); ++i) {
+        const QPointF p = pointPosition(i);
+        const QSize size(fm.horizontalAdvance(m_points[i].label) + 6, fm.height());
+        int lift = 0;
+        QRect box(QPoint(static_cast<int>(p.x()), static_cast<int>(p.y()) - 2 - size.height()), size);
+        for (int tries = 0; tries < m_points.size(); ++tries) {
+            const bool hit = std::any_of(placed.begin(), placed.end(), [&](const QRect& r) { return r.intersects(box); });
+            if (!hit) break;
+            lift += size.height();
+            box.translate(0, -size.height());
+        }
+        placed.push_back(box);
+        m_pointLabels[i]->setPadding(QMargins(6, 0, 0, 2 + lift));
+    }
+}
 
 QVector<IntervalPlot::DrawnInterval> IntervalPlot::drawnIntervals() const {
     QVector<DrawnInterval> out;

@@ -22,6 +22,7 @@
 
 #include "plots/plot_style.h"
 
+class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
 class QMouseEvent;
@@ -89,6 +90,7 @@ private:
     void rebuild();
     void restyle();
     void resetZoom();
+    void stackPointLabels();
     void onMouseRelease(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);
     void showContextMenu(const QPoint& pos);
@@ -104,6 +106,7 @@ private:
     QVector<Marker> m_markers;
     QVector<Item> m_points;
     QVector<int> m_front;
+    QVector<QCPItemText*> m_pointLabels;  // per point, owned by the plot
     bool m_higherIsBetter = true;
     int m_selected = -1;
     QPoint m_pressPos;
