@@ -42,6 +42,7 @@
 #include "engine/core/demo_folder.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
+#include "ui/experiments_view.h"
 #include "ui/export_doctor_view.h"
 #include "ui/format_explorer_view.h"
 #include "ui/block_walkthrough_panel.h"
@@ -49,6 +50,7 @@
 #include "ui/log_panel.h"
 #include "ui/model_panel.h"
 #include "ui/project_explorer_panel.h"
+#include "ui/project_watcher.h"
 #include "ui/recipe_editor.h"
 #include "ui/run_controls.h"
 #include "ui/theme_manager.h"
@@ -102,6 +104,18 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     m_doctor = new ExportDoctorView;
     m_doctor->setObjectName(QStringLiteral("exportDoctor"));
     addView(QStringLiteral("doctor"), tr("Export Doctor"), m_doctor);
+
+    // Experiments (docs/EXPERIMENTS.md): grids of runs of the open project, with intervals.
+    m_experiments = new ExperimentsView;
+    m_experiments->setObjectName(QStringLiteral("experimentsView"));
+    m_experiments->setProject(m_workbench->projectPath());
+    connect(m_workbench, &Workbench::projectOpened, m_experiments, &ExperimentsView::setProject);
+    // Runs another process (quantlab-cli experiment run) adds show up while the view is open.
+    connect(m_workbench->watcher(), &ProjectWatcher::runsChanged, m_experiments, [this] {
+        if (m_experiments->isVisible() && !m_experiments->isRunning()) m_experiments->refresh();
+    });
+    connect(m_experiments, &ExperimentsView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    addView(QStringLiteral("experiments"), tr("Experiments"), m_experiments);
 
     connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onViewChanged);
     m_navigation->setCurrentRow(0);

@@ -21,6 +21,7 @@ class QStackedWidget;
 
 namespace ql {
 
+class ExperimentsView;
 class ExportDoctorView;
 class FormatExplorerView;
 class ThemeManager;
@@ -50,6 +51,7 @@ public:
 
     FormatExplorerView* formatExplorer() const { return m_explorer; }
     ExportDoctorView* exportDoctor() const { return m_doctor; }
+    ExperimentsView* experiments() const { return m_experiments; }
     ThemeManager* themeManager() const { return m_theme; }
     QString statusSummary() const;
 
@@ -92,6 +94,7 @@ private:
     QList<View> m_views;
     FormatExplorerView* m_explorer = nullptr;
     ExportDoctorView* m_doctor = nullptr;
+    ExperimentsView* m_experiments = nullptr;
     QList<QLabel*> m_statusLabels;
     Workbench* m_workbench = nullptr;
     QMenu* m_recentMenu = nullptr;

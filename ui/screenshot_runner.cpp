@@ -4,6 +4,8 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QFileInfo>
+#include <QTabWidget>
 #include <QLineEdit>
 #include <QImage>
 #include <QPixmap>
@@ -19,6 +21,9 @@
 #include "ui/block_walkthrough_panel.h"
 #include "ui/compare_view.h"
 #include "ui/depth_view.h"
+#include "ui/experiment_result_panel.h"
+#include "ui/experiments_view.h"
+#include "plots/interval_plot.h"
 #include "ui/flight_recorder_panel.h"
 #include "ui/token_explorer_view.h"
 #include "ui/dashboard_view.h"
@@ -82,6 +87,35 @@ ScreenshotRunner::Shot workbenchShot(const QString& file, const QString& view, T
                     if (wb->dashboard()->pointCount(id, QStringLiteral("train/loss")) == 0 &&
                         wb->dashboard()->pointCount(id, QStringLiteral("eval/exact_match")) == 0)
                         return false;
+                return true;
+            }};
+}
+
+// The Experiments view on a finished experiment: `experiments.qlab` beside the open project
+// (scripts/screenshots makes it with quantlab-cli experiment run TEMPLATE --replicates R
+// --eval-samples N, so the view, set the same way, finds it), on plot tab `tab` with the run of
+// `cell` selected. Its own project, so the other shots' project keeps only its own runs.
+ScreenshotRunner::Shot experimentsShot(const QString& file, const QString& templateName, int replicates, int evalSamples,
+                                       const QString& tab, const QString& cell, ThemeManager::Theme theme) {
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("experiments"));
+                ExperimentsView* v = w.experiments();
+                const QString project =
+                    QFileInfo(w.workbench()->projectPath()).dir().filePath(QStringLiteral("experiments.qlab"));
+                if (!QFileInfo::exists(project)) throw std::runtime_error("no " + project.toStdString());
+                v->setProject(project);
+                if (!v->loadExperiment(templateName)) throw std::runtime_error(v->lastError().toStdString());
+                v->setReplicates(replicates);
+                v->setEvalSamples(evalSamples);
+            },
+            [=](MainWindow& w) {
+                ExperimentResultPanel* r = w.experiments()->resultPanel();
+                if (r->cellKeys().isEmpty()) return false;
+                for (int i = 0; i < r->tabs()->count(); ++i)
+                    if (r->tabs()->tabText(i) == tab) r->tabs()->setCurrentIndex(i);
+                if (!cell.isEmpty() && r->selectedCell() != cell) r->selectCell(cell);
                 return true;
             }};
 }
@@ -257,6 +291,13 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         flightShot(QStringLiteral("dashboard-flight.png"), QStringLiteral("flips_since_last"), T::Light),
         flightShot(QStringLiteral("dashboard-flight-distance.png"), QStringLiteral("block_distance"), T::Light),
     };
+    // Last: the Experiments view points at its own project.
+    std::vector<Shot> experiments = {
+        experimentsShot(QStringLiteral("experiments-frontier.png"), QStringLiteral("nvfp4-vs-mxfp4"), 2, 200,
+                        QStringLiteral("Bits frontier"), QStringLiteral("recipe=NVFP4_DEFAULT"), T::Light),
+        experimentsShot(QStringLiteral("experiments-differences.png"), QStringLiteral("nvfp4-vs-mxfp4"), 2, 200,
+                        QStringLiteral("Differences"), QString(), T::Light),
+    };
     std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
@@ -284,6 +325,7 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
     };
     shots.insert(shots.end(), explorer.begin(), explorer.end());
+    shots.insert(shots.end(), experiments.begin(), experiments.end());
     return shots;
 }
 

@@ -19,12 +19,12 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
-#include "app/cli/experiment_results.h"
 #include "engine/api/experiment_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/core/errors.h"
+#include "projects/experiment_grid.h"
+#include "projects/experiment_report.h"
 #include "projects/project_file.h"
-#include "projects/project_run_recorder.h"
 
 extern char** environ;
 
@@ -33,6 +33,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using projects::cells_outside_intervals;
+using projects::ExperimentReport;
+using projects::experiment_report_json;
+using projects::experiment_report_text;
+using projects::find_experiment;
+using projects::load_experiment_report;
 
 const char* kUsage =
     "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
@@ -50,12 +56,6 @@ const char* kUsage =
     "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
     "show: the result of an experiment of the project (by name: its latest), with the reproducibility\n"
     "manifest; --against OTHER.qlab lists the cells whose mean here lies outside OTHER's interval.";
-
-std::string folder_name(const std::string& cell) {
-    std::string out;
-    for (char c : cell) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
-    return out;
-}
 
 projects::ProjectFile open_or_create(const std::string& path) {
     if (fs::exists(path)) return projects::ProjectFile::open(path, projects::OpenMode::ReadWrite);
@@ -112,93 +112,33 @@ int run_experiment(const std::vector<std::string>& args) {
         return 0;
     }
     projects::ProjectFile file = open_or_create(project);
-    const int64_t experiment_id = file.ensure_experiment(spec.name, spec.identity_sha256, spec.canonical_json);
     const std::string environment = experiments::environment_manifest_json();
-    {
-        json invocation = json::parse(environment);
-        invocation["invocation"] = args;
-        invocation["started_at"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        file.append_experiment_manifest(experiment_id, invocation.dump());
-    }
+    const int64_t experiment_id = projects::begin_experiment(file, spec, environment, args);
     const std::vector<pid_t> children = workers > 1 ? spawn_workers(workers, args) : std::vector<pid_t>{};
 
-    const fs::path work = fs::absolute(project).parent_path() /
-                          (fs::path(project).stem().string() + ".experiments") /
-                          (spec.name + "-" + spec.identity_sha256.substr(0, 8));
-    CancellationToken stop;            // Ctrl-C: stop after the current run
-    const CancellationToken never;     // the runs themselves finish
+    CancellationToken stop;  // Ctrl-C: stop after the current run
     CancelOnSignal on_signal(stop);
     CliJobSink quiet(true);
-    int64_t ran = 0, skipped = 0, taken = 0;
+    int64_t ran = 0;
     double seconds = 0;
-    for (std::size_t i = 0; i < plan.size(); ++i) {
-        if (stop.cancelled()) break;
-        const experiments::PlannedRun& run = plan[i];
-        const projects::ExperimentClaim claim =
-            file.claim_experiment_run(experiment_id, run.cell->key, run.replicate, static_cast<int64_t>(run.seed));
-        if (claim == projects::ExperimentClaim::Done) {
-            ++skipped;
-            continue;
-        }
-        if (claim == projects::ExperimentClaim::Taken) {
-            ++taken;
-            continue;
-        }
-        const experiments::RunParameters& params = run.cell->parameters;
-        projects::ProjectRunInfo info;
-        info.kind = params.method;
-        info.name = spec.name + " " + run.cell->key + " #" + std::to_string(run.replicate);
-        info.model_name = params.model;
-        info.model_path = resolved_model_folder(params.model);
-        if (!params.recipe_json.empty())
-            info.recipe_name = params.recipe, info.recipe_json = params.recipe_json;
-        else
-            std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(params.recipe);
-        const std::string data = params.method == "ptq" && !params.calib.empty() ? params.calib : params.data;
-        info.config_json = json({{"experiment", spec.name},
-                                 {"experiment_id", experiment_id},
-                                 {"cell", run.cell->key},
-                                 {"replicate", run.replicate},
-                                 {"seed", run.seed},
-                                 {"parameters", json::parse(run.cell->parameters_json)},
-                                 {"manifest",
-                                  {{"seed", run.seed},
-                                   {"recipe_sha256", experiments::sha256_hex(info.recipe_json)},
-                                   {"data", data},
-                                   {"data_sha256", experiments::data_sha256(data)},
-                                   {"eval_data", params.eval_data.empty() ? params.data : params.eval_data},
-                                   {"environment", json::parse(environment)}}}})
-                               .dump();
-        const std::string run_dir = (work / folder_name(run.cell->key) / ("r" + std::to_string(run.replicate))).string();
-        std::fprintf(stderr, "experiment %s: run %zu/%zu %s #%lld ...\n", spec.name.c_str(), i + 1, plan.size(),
-                     run.cell->key.c_str(), static_cast<long long>(run.replicate));
-        const auto t0 = std::chrono::steady_clock::now();
-        ExperimentRunOutput out;
-        int64_t run_id = 0;
-        try {
-            projects::run_recorded(
-                project, info, quiet, [&](JobSink& sink) { out = run_experiment_run(run, run_dir, sink, never); }, {},
-                [&](int64_t id) {
-                    run_id = id;
-                    file.set_experiment_run_id(experiment_id, run.cell->key, run.replicate, id);
-                });
-        } catch (...) {
-            file.release_experiment_run(experiment_id, run.cell->key, run.replicate);
-            throw;
-        }
-        json result = {{"metrics", out.result.metrics}, {"examples", out.result.examples}, {"run_id", run_id}};
-        file.set_experiment_run_result(experiment_id, run.cell->key, run.replicate, result.dump());
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        seconds += s;
-        ++ran;
-        const std::size_t left = plan.size() - i - 1;
-        std::fprintf(stderr, "experiment %s: run %zu/%zu done in %s (run %lld); ETA %s for %zu left\n", spec.name.c_str(),
-                     i + 1, plan.size(), format_duration(s).c_str(), static_cast<long long>(run_id),
-                     format_duration(seconds / static_cast<double>(ran) * static_cast<double>(left) /
-                                     static_cast<double>(workers))
-                         .c_str(),
-                     left);
-    }
+    const projects::ExperimentGridCounts counts = projects::run_experiment_grid(
+        file, project, experiment_id, spec, plan, environment, quiet, stop, [&](const projects::ExperimentGridEvent& e) {
+            const experiments::PlannedRun& run = plan[e.index];
+            if (e.kind == projects::ExperimentGridEvent::Kind::Started)
+                std::fprintf(stderr, "experiment %s: run %zu/%zu %s #%lld ...\n", spec.name.c_str(), e.index + 1, plan.size(),
+                             run.cell->key.c_str(), static_cast<long long>(run.replicate));
+            if (e.kind != projects::ExperimentGridEvent::Kind::Finished) return;
+            seconds += e.seconds;
+            ++ran;
+            const std::size_t left = plan.size() - e.index - 1;
+            std::fprintf(stderr, "experiment %s: run %zu/%zu done in %s (run %lld); ETA %s for %zu left\n", spec.name.c_str(),
+                         e.index + 1, plan.size(), format_duration(e.seconds).c_str(), static_cast<long long>(e.run_id),
+                         format_duration(seconds / static_cast<double>(ran) * static_cast<double>(left) /
+                                         static_cast<double>(workers))
+                             .c_str(),
+                         left);
+        });
+    const int64_t skipped = counts.skipped, taken = counts.taken;
     for (pid_t child : children) {
         int status = 0;
         waitpid(child, &status, 0);

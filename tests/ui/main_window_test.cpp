@@ -28,7 +28,7 @@ namespace {
 
 bool paletteIsDark() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
 
-const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer", "whatif", "doctor"};
+const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer", "whatif", "doctor", "experiments"};
 
 TEST(MainWindow, OpensOnTheWorkbenchWithRuntimeFactsInTheStatusBar) {
     auto window = test::makeMainWindow(QString());
@@ -58,7 +58,7 @@ TEST(MainWindow, ShellHostsMoreViewsWithTheirOwnMenusAndShortcuts) {
     window->addView("second", "Second", second, "&Second", {action});
     EXPECT_EQ(window->viewIds(), kViews + QStringList{"second"});
     EXPECT_FALSE(action->isEnabled());  // only the shown view's actions are live
-    QTest::keyClick(window.get(), Qt::Key_8, Qt::ControlModifier);
+    QTest::keyClick(window.get(), Qt::Key_9, Qt::ControlModifier);
     EXPECT_EQ(window->currentViewId(), "second");
     EXPECT_TRUE(action->isEnabled());
     const QList<QAction*> explorerActions = window->formatExplorer()->viewActions();

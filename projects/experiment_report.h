@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // An experiment's result as the project holds it: the spec, the finished runs, their analysis
-// and the reproducibility manifest, for `experiment run` and `experiment show` (docs/CLI.md).
+// and the reproducibility manifest, for `experiment run` / `experiment show` (docs/CLI.md) and the
+// GUI's Experiments view alike.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,11 @@
 #include "engine/api/experiment_api.h"
 #include "projects/project_file.h"
 
-namespace ql::cli {
+namespace ql::projects {
 
 // Not copyable: `result` points into `spec`'s cells (moving keeps them valid).
 struct ExperimentReport {
-    projects::ExperimentRecord record;
+    ExperimentRecord record;
     experiments::ExperimentSpec spec;
     std::vector<experiments::RunResult> runs;
     experiments::ExperimentResult result;
@@ -32,9 +33,9 @@ struct ExperimentReport {
 
 // The experiment `name_or_spec` names: an experiment name in the project (its latest), else a
 // file or template whose identity the project holds. UserError naming the project otherwise.
-int64_t find_experiment(const projects::ProjectFile& file, const std::string& name_or_spec);
+int64_t find_experiment(const ProjectFile& file, const std::string& name_or_spec);
 
-ExperimentReport load_experiment_report(const projects::ProjectFile& file, int64_t experiment_id);
+ExperimentReport load_experiment_report(const ProjectFile& file, int64_t experiment_id);
 
 // The stable JSON form (docs/CLI.md "experiment").
 nlohmann::json experiment_report_json(const ExperimentReport& report);
@@ -44,4 +45,4 @@ std::string experiment_report_text(const ExperimentReport& report);
 // (a rerun on another machine): [{cell, metric, mean, other_mean, other_ci_low, other_ci_high}].
 nlohmann::json cells_outside_intervals(const ExperimentReport& here, const ExperimentReport& other);
 
-}  // namespace ql::cli
+}  // namespace ql::projects

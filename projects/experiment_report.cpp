@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/cli/experiment_results.h"
+#include "projects/experiment_report.h"
 
 #include <cmath>
 #include <map>
@@ -7,12 +7,12 @@
 
 #include "engine/core/errors.h"
 
-namespace ql::cli {
+namespace ql::projects {
 
 using nlohmann::json;
 
-int64_t find_experiment(const projects::ProjectFile& file, const std::string& name_or_spec) {
-    const std::vector<projects::ExperimentRecord> all = file.experiments();
+int64_t find_experiment(const ProjectFile& file, const std::string& name_or_spec) {
+    const std::vector<ExperimentRecord> all = file.experiments();
     for (auto it = all.rbegin(); it != all.rend(); ++it)
         if (it->name == name_or_spec) return it->id;
     std::string names;
@@ -31,12 +31,12 @@ int64_t find_experiment(const projects::ProjectFile& file, const std::string& na
     throw UserError("project '" + file.path().string() + "' has no run of experiment '" + spec.name + "'");
 }
 
-ExperimentReport load_experiment_report(const projects::ProjectFile& file, int64_t experiment_id) {
+ExperimentReport load_experiment_report(const ProjectFile& file, int64_t experiment_id) {
     ExperimentReport r;
     r.record = file.experiment(experiment_id);
     r.spec = experiments::parse_experiment(r.record.spec_json, "experiment '" + r.record.name + "' of " + file.path().string());
     r.planned_runs = r.spec.cells.size() * static_cast<std::size_t>(r.spec.replicates);
-    for (const projects::ExperimentRunRecord& row : file.experiment_runs(experiment_id)) {
+    for (const ExperimentRunRecord& row : file.experiment_runs(experiment_id)) {
         if (!row.result_json) continue;
         const json result = json::parse(*row.result_json);
         experiments::RunResult run;
@@ -48,7 +48,7 @@ ExperimentReport load_experiment_report(const projects::ProjectFile& file, int64
         json manifest = {{"cell", row.cell}, {"replicate", row.replicate}, {"seed", row.seed}, {"run_id", run.run_id}};
         if (row.run_id) {
             try {
-                const projects::RunRecord rec = file.run(*row.run_id);
+                const RunRecord rec = file.run(*row.run_id);
                 const json config = json::parse(rec.config_json);
                 if (config.contains("manifest")) manifest.update(config["manifest"]);
                 if (rec.model_id) manifest["model_sha256"] = file.model(*rec.model_id).content_sha256;
@@ -119,4 +119,4 @@ json cells_outside_intervals(const ExperimentReport& here, const ExperimentRepor
     return out;
 }
 
-}  // namespace ql::cli
+}  // namespace ql::projects

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Experiments view driven offscreen: a template's planned runs, a tiny real experiment (PTQ
+// of the shipped demo with two recipes × two replicates into a private project) made on the
+// view's worker thread, its plots holding exactly the engine's statistics, a click on a frontier
+// point selecting that run and exporting its plan unchanged, Stop after the current run and
+// Start resuming without repeating a finished run.
+#include <QDir>
+#include <QFile>
+#include <QTableWidget>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "wait_for.h"
+#include "plots/interval_plot.h"
+#include "projects/experiment_report.h"
+#include "projects/project_file.h"
+#include "ui/experiment_result_panel.h"
+#include "ui/experiments_view.h"
+#include "ui/workbench.h"
+#include "ui_test_support.h"
+
+#include <qcustomplot.h>
+
+namespace ql {
+namespace {
+
+using nlohmann::json;
+using test::waitFor;
+
+// Two PTQ recipes of different widths on the demo: two cells, so a frontier and a comparison.
+const char* kTinyExperiment = R"json({
+  "quantlab_experiment": 1,
+  "name": "ui-tiny",
+  "title": "NVFP4 against MXFP4 on the demo (ui test)",
+  "analysis": "frontier",
+  "replicates": 2,
+  "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "eval_samples": 24, "calib_samples": 8},
+  "grid": {"recipe": ["NVFP4_DEFAULT", "MXFP8"]},
+  "metrics": ["exact_match", "kl", "bits_per_parameter"],
+  "comparisons": [{"name": "NVFP4 - MXFP8", "a": {"recipe": "NVFP4_DEFAULT"}, "b": {"recipe": "MXFP8"}}]
+})json";
+
+class ExperimentsViewTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        window = test::makeMainWindow(QStringLiteral("experiments"));
+        view = window->experiments();
+        ASSERT_NE(view, nullptr);
+        project = QDir(test::scratchDir()).filePath(QStringLiteral("experiments.qlab"));
+        file = QDir(test::scratchDir()).filePath(QStringLiteral("ui-tiny.json"));
+        QFile f(file);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(kTinyExperiment);
+    }
+    std::unique_ptr<MainWindow> window;
+    ExperimentsView* view = nullptr;
+    QString project, file;
+};
+
+TEST_F(ExperimentsViewTest, ATemplateShowsItsPlannedRunsAndTime) {
+    ASSERT_TRUE(view->loadExperiment(QStringLiteral("qad-vs-qat"))) << view->lastError().toStdString();
+    // method ∈ {ptq, qat, qad} × 3 replicates (the template's).
+    EXPECT_EQ(view->plannedRunCount(), 9);
+    EXPECT_EQ(view->runTable()->rowCount(), 9);
+    EXPECT_EQ(view->runTable()->item(0, 2)->text(), QStringLiteral("ptq"));
+    EXPECT_EQ(view->runTable()->item(0, 4)->text(), QStringLiteral("queued"));
+    EXPECT_GT(view->estimatedSeconds(), 0.0);
+    view->setReplicates(2);
+    EXPECT_EQ(view->plannedRunCount(), 6);
+    // Replicate-major: the three cells of replicate 0 first.
+    EXPECT_EQ(view->runTable()->item(2, 1)->text(), QStringLiteral("0"));
+    EXPECT_EQ(view->runTable()->item(3, 1)->text(), QStringLiteral("1"));
+    EXPECT_FALSE(view->loadExperiment(QDir(test::scratchDir()).filePath(QStringLiteral("missing.json"))));
+    EXPECT_FALSE(view->lastError().isEmpty());
+}
+
+TEST_F(ExperimentsViewTest, ARunShowsTheEnginesStatisticsAndAFrontierPointSelectsItsRun) {
+    QFile::remove(project);
+    view->setProject(project);
+    ASSERT_TRUE(view->loadExperiment(file)) << view->lastError().toStdString();
+    ASSERT_EQ(view->plannedRunCount(), 4);
+    int ticks = 0;
+    QTimer timer;
+    QObject::connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+    timer.start(20);
+    ASSERT_TRUE(view->start());
+    EXPECT_TRUE(view->isRunning());
+    EXPECT_FALSE(view->start());  // one at a time
+    ASSERT_TRUE(view->waitForFinished(900000));
+    ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
+    EXPECT_GT(ticks, 0);  // the GUI thread ran while the runs were made
+    for (int row = 0; row < 4; ++row)
+        EXPECT_TRUE(view->runTable()->item(row, 4)->text().startsWith(QStringLiteral("done (run "))) << row;
+    EXPECT_TRUE(view->progressText().startsWith(QStringLiteral("4 done · 0 running · 0 queued"))) << view->progressText().toStdString();
+
+    // The engine's analysis of what the project holds.
+    const projects::ProjectFile db = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
+    const projects::ExperimentReport report = projects::load_experiment_report(db, projects::find_experiment(db, "ui-tiny"));
+    ASSERT_EQ(report.runs.size(), 4u);
+    ASSERT_EQ(report.result.cells.size(), 2u);
+
+    ExperimentResultPanel* panel = view->resultPanel();
+    ASSERT_TRUE(panel->setMetric(QStringLiteral("kl")));
+    const auto cells = panel->cellPlot()->drawnIntervals();
+    ASSERT_EQ(cells.size(), 2);
+    for (int c = 0; c < 2; ++c) {
+        const experiments::MetricSummary* kl = nullptr;
+        for (const auto& m : report.result.cells[c].metrics)
+            if (m.metric == "kl") kl = &m;
+        ASSERT_NE(kl, nullptr);
+        ASSERT_EQ(kl->value.n, 2);
+        ASSERT_TRUE(std::isfinite(kl->value.ci.low));
+        EXPECT_GT(kl->value.mean, 0.0);
+        EXPECT_DOUBLE_EQ(cells[c].value, kl->value.mean);
+        EXPECT_NEAR(cells[c].low, kl->value.ci.low, 1e-12 * std::abs(kl->value.ci.low) + 1e-15);
+        EXPECT_NEAR(cells[c].high, kl->value.ci.high, 1e-12 * std::abs(kl->value.ci.high) + 1e-15);
+        EXPECT_LT(cells[c].low, cells[c].high);  // a whisker, not a dot
+    }
+    // The paired difference NVFP4 − MXFP8 with its interval.
+    ASSERT_EQ(report.result.comparisons.size(), 1u);
+    const auto diffs = panel->differencePlot()->drawnIntervals();
+    ASSERT_EQ(diffs.size(), 1);
+    for (const auto& m : report.result.comparisons[0].metrics)
+        if (m.metric == "kl") {
+            EXPECT_DOUBLE_EQ(diffs[0].value, m.value.mean);
+            EXPECT_NEAR(diffs[0].low, m.value.ci.low, 1e-12 * std::abs(m.value.ci.low) + 1e-15);
+            EXPECT_NEAR(diffs[0].high, m.value.ci.high, 1e-12 * std::abs(m.value.ci.high) + 1e-15);
+        }
+
+    // The frontier: one point per cell at its bits per parameter; MXFP8 has more bits than NVFP4.
+    IntervalPlot* frontier = panel->frontierPlot();
+    ASSERT_EQ(frontier->pointCount(), 2);
+    const QStringList keys = panel->frontierCells();
+    ASSERT_EQ(keys.size(), 2);
+    const auto points = frontier->drawnIntervals();
+    ASSERT_EQ(points.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+        for (const auto& c : report.result.cells) {
+            if (QString::fromStdString(c.cell->key) != keys[i]) continue;
+            for (const auto& m : c.metrics)
+                if (m.metric == "bits_per_parameter") EXPECT_DOUBLE_EQ(points[i].x, m.value.mean);
+        }
+    }
+    const int mx = keys.indexOf(QStringLiteral("recipe=MXFP8"));
+    ASSERT_GE(mx, 0);
+    EXPECT_GT(points[mx].x, points[1 - mx].x);
+    EXPECT_GT(points[mx].x, 8.0);  // 8 bits + one E8M0 scale per 32 elements
+    EXPECT_LT(points[1 - mx].x, 5.0);
+
+    // A click on the MXFP8 point selects that cell's replicate-0 run and shows its recipe.
+    ASSERT_TRUE(window->showView(QStringLiteral("experiments")));
+    panel->tabs()->setCurrentWidget(frontier);
+    test::settle(50);
+    const QPointF at = frontier->pointPosition(mx);
+    QTest::mouseClick(frontier->customPlot(), Qt::LeftButton, Qt::NoModifier, at.toPoint());
+    ASSERT_TRUE(waitFor([&] { return panel->selectedCell() == QStringLiteral("recipe=MXFP8"); }, 5000));
+    EXPECT_EQ(frontier->selectedPoint(), mx);
+    int64_t expectedRun = 0;
+    for (const auto& r : report.runs)
+        if (r.cell == "recipe=MXFP8" && r.replicate == 0) expectedRun = r.run_id;
+    ASSERT_GT(expectedRun, 0);
+    EXPECT_EQ(panel->selectedRunId(), expectedRun);
+    const projects::RunRecord run = db.run(expectedRun);
+    ASSERT_TRUE(run.recipe_id.has_value());
+    const std::string recipe = db.recipe(*run.recipe_id).json;
+    EXPECT_EQ(panel->selectedRecipeJson().toStdString(), recipe);
+    EXPECT_NE(recipe.find("mxfp8"), std::string::npos) << recipe;
+    // The table selects the run's row.
+    const QList<QTableWidgetItem*> selected = view->runTable()->selectedItems();
+    ASSERT_FALSE(selected.isEmpty());
+    EXPECT_EQ(view->runTable()->item(selected.first()->row(), 0)->toolTip(), QStringLiteral("recipe=MXFP8"));
+    EXPECT_EQ(view->runTable()->item(selected.first()->row(), 1)->text(), QStringLiteral("0"));
+
+    // Export plan: the recipe byte for byte.
+    const QString out = QDir(test::scratchDir()).filePath(QStringLiteral("mxfp8-plan.json"));
+    ASSERT_EQ(panel->exportPlan(out), QString());
+    QFile exported(out);
+    ASSERT_TRUE(exported.open(QIODevice::ReadOnly));
+    EXPECT_EQ(exported.readAll().toStdString(), recipe);
+    EXPECT_FALSE(panel->exportPlan(QDir(test::scratchDir()).filePath(QStringLiteral("no/such/dir/plan.json"))).isEmpty());
+
+    // The manifest names the environment and every run's seed.
+    const QString manifest = panel->manifestText();
+    EXPECT_NE(manifest.indexOf(QStringLiteral("libtorch")), -1) << manifest.toStdString();
+    EXPECT_NE(manifest.indexOf(QStringLiteral("recipe=MXFP8 #1 seed 1")), -1) << manifest.toStdString();
+
+    // A third replicate: Stop after the current run, then Start resumes; nothing is made twice.
+    view->setReplicates(3);
+    ASSERT_EQ(view->plannedRunCount(), 6);
+    bool stopped = false;
+    QObject::connect(view, &ExperimentsView::experimentFinished, view, [&](bool s, const QString&) { stopped = s; });
+    ASSERT_TRUE(view->start());
+    // Replicate 2's first run (row 4) starts; Stop now lets it finish and starts no other.
+    ASSERT_TRUE(waitFor([&] { return view->runTable()->item(4, 4)->text() == QStringLiteral("running"); }, 600000));
+    view->stop();
+    ASSERT_TRUE(view->waitForFinished(900000));
+    EXPECT_TRUE(stopped);
+    const auto count = [&] {
+        const projects::ProjectFile now = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
+        return projects::load_experiment_report(now, projects::find_experiment(now, "ui-tiny")).runs.size();
+    };
+    EXPECT_EQ(count(), 5u);  // the run in progress finished, the last one was not started
+    ASSERT_TRUE(view->start());
+    ASSERT_TRUE(view->waitForFinished(900000));
+    EXPECT_EQ(count(), 6u);
+    EXPECT_EQ(db.runs().size(), 6u);  // 4 + 1 + 1: the finished runs were not made again
+    EXPECT_EQ(view->runTable()->rowCount(), 6);
+    EXPECT_TRUE(view->progressText().startsWith(QStringLiteral("6 done"))) << view->progressText().toStdString();
+}
+
+}  // namespace
+}  // namespace ql
