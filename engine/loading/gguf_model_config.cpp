@@ -111,7 +111,7 @@ void read_bert(const GgufFile& f, const MetadataReader& r, ModelConfig& c) {
     c.tie_embeddings = false;  // no LM head: an encoder
     if (const GgufValue* causal = r.find("bert.attention.causal")) {
         if (causal->type != GgufValueType::BOOL) r.fail("bert.attention.causal", "expected a BOOL");
-        if (!causal->raw.empty() && causal->raw[0] != 0)
+        if (causal->u != 0)
             r.fail("bert.attention.causal", "true: a causal BERT is not supported (BERT attends both ways)");
     }
     const GgufTensorInfo* pos = f.find_tensor("position_embd.weight");

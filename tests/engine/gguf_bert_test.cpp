@@ -111,7 +111,7 @@ TEST(GgufBert, MiniLmMetadataAndVocabularyAreConvertHfToGgufs) {
     EXPECT_EQ(value(f, "bert.attention.head_count").as_int("k"), 12);
     EXPECT_FLOAT_EQ(static_cast<float>(value(f, "bert.attention.layer_norm_epsilon").as_float("k")), 1e-12f);
     EXPECT_EQ(value(f, "bert.attention.causal").type, GgufValueType::BOOL);
-    EXPECT_EQ(value(f, "bert.attention.causal").raw, std::vector<uint8_t>{0});
+    EXPECT_EQ(value(f, "bert.attention.causal").u, 0u);
     EXPECT_EQ(value(f, "bert.pooling_type").as_int("k"), 1);  // 1_Pooling: mean
     EXPECT_FALSE(f.find("bert.vocab_size"));                   // BertModel writes none
     EXPECT_EQ(value(f, "tokenizer.ggml.token_type_count").as_int("k"), 2);
@@ -135,7 +135,8 @@ TEST(GgufBert, MiniLmMetadataAndVocabularyAreConvertHfToGgufs) {
     EXPECT_EQ(value(f, "tokenizer.ggml.padding_token_id").as_int("k"), 0);
     EXPECT_EQ(value(f, "tokenizer.ggml.mask_token_id").as_int("k"), 103);
     EXPECT_FALSE(f.find("tokenizer.ggml.cls_token_id"));
-    EXPECT_EQ(value(f, "tokenizer.ggml.normalizer.lowercase").raw, std::vector<uint8_t>{1});
+    EXPECT_EQ(value(f, "tokenizer.ggml.normalizer.lowercase").type, GgufValueType::BOOL);
+    EXPECT_EQ(value(f, "tokenizer.ggml.normalizer.lowercase").u, 1u);
     // F32 file, 1-D tensors, positions and token types F32 in an F16 file as well.
     for (const GgufTensorInfo& t : f.tensors()) EXPECT_EQ(t.type, GgmlType::F32) << t.name;
     fs::remove_all(dir);
