@@ -13,7 +13,7 @@ namespace ql {
 
 std::string importance_entry_name(const ModelConfig& config, const std::string& layer, bool process_output) {
     const std::string& a = config.architecture;
-    if (a == "llama" || a == "qwen2" || a == "gpt2") {
+    if (a == "llama" || a == "qwen2" || a == "gpt2" || a == "bert") {  // the architectures GGUF files hold
         const auto mapped = gguf_tensor_name(config, layer + ".weight");
         if (!mapped) return "";
         if (mapped->name == "output.weight") return process_output && !config.tie_embeddings ? mapped->name : "";

@@ -57,7 +57,7 @@ std::string model_display_name(const OpenedModel& m) {
 }
 
 // convert_hf_to_gguf.py keeps these F32 whatever the output type: 1-D tensors, norms, GPT-2's
-// learned positions (POS_EMBD), anything not a ".weight".
+// learned positions (POS_EMBD), BERT's token types (TOKEN_TYPES), anything not a ".weight".
 bool stays_f32(const std::string& gguf_name, const std::vector<int64_t>& ne) {
     int dims = 1;
     for (int i = static_cast<int>(ne.size()) - 1; i >= 1; --i)
@@ -65,7 +65,8 @@ bool stays_f32(const std::string& gguf_name, const std::vector<int64_t>& ne) {
             dims = i + 1;
             break;
         }
-    return dims <= 1 || ends_with(gguf_name, "_norm.weight") || gguf_name == "position_embd.weight" || !ends_with(gguf_name, ".weight");
+    return dims <= 1 || ends_with(gguf_name, "_norm.weight") || gguf_name == "position_embd.weight" ||
+           gguf_name == "token_types.weight" || !ends_with(gguf_name, ".weight");
 }
 
 GgmlType parse_source_precision(const std::string& s, const GgufFileType& ft) {

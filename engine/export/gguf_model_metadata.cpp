@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/export/gguf_model_metadata.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/errors.h"
@@ -33,6 +34,32 @@ uint32_t gguf_file_type(GgmlType type) {
     return 0;
 }
 
+namespace {
+
+// conversion/bert.py BertModel.set_gguf_parameters: layer_norm_epsilon, causal false, the
+// pooling of the sentence-transformers folder (base.py _try_set_pooling_type: written only when
+// modules.json names a Pooling module; mean 1, cls 2, lasttoken 3 = gguf-py PoolingType), and
+// set_vocab's token_type_count.
+void add_bert_metadata(const ModelConfig& c, GgufModelMetadata& r) {
+    GgufMetadata& md = r.metadata;
+    md.emplace_back("bert.attention.layer_norm_epsilon", GgufValue::f32(static_cast<float>(c.norm_eps)));
+    md.emplace_back("bert.attention.causal", GgufValue::boolean(false));
+    if (c.sentence.source == "modules.json") {
+        if (c.sentence.pooling.size() != 1 ||
+            (c.sentence.pooling[0] != "mean" && c.sentence.pooling[0] != "cls" && c.sentence.pooling[0] != "lasttoken"))
+            throw UserError("GGUF export: pooling '" + c.sentence.pooling_name() +
+                            "' has no llama.cpp form (bert.pooling_type is one of mean, cls, lasttoken)");
+        const std::string& p = c.sentence.pooling[0];
+        md.emplace_back("bert.pooling_type", GgufValue::u32(p == "mean" ? 1 : p == "cls" ? 2 : 3));
+    }
+    if (c.sentence.normalize)
+        r.warnings.push_back("the Normalize module is not written (GGUF has no key for it): llama.cpp normalizes "
+                             "embeddings at run time (llama-embedding --embd-normalize; llama-cpp-python normalize=True)");
+    md.emplace_back("tokenizer.ggml.token_type_count", GgufValue::u32(static_cast<uint32_t>(std::max<int64_t>(c.type_vocab_size, 1))));
+}
+
+}  // namespace
+
 GgufModelMetadata gguf_model_metadata(const ModelConfig& c, const std::string& name, GgmlType file_type) {
     GgufModelMetadata r;
     const std::string arch = gguf_architecture(c);
@@ -43,7 +70,7 @@ GgufModelMetadata gguf_model_metadata(const ModelConfig& c, const std::string& n
     md.emplace_back("general.file_type", GgufValue::u32(gguf_file_type(file_type)));
     md.emplace_back("general.quantization_version", GgufValue::u32(2));
     const std::string a = arch + ".";
-    md.emplace_back(a + "vocab_size", u32(c.vocab_size));
+    if (arch != "bert") md.emplace_back(a + "vocab_size", u32(c.vocab_size));  // BertModel writes none
     md.emplace_back(a + "context_length", u32(c.max_positions));
     md.emplace_back(a + "embedding_length", u32(c.hidden_size));
     md.emplace_back(a + "block_count", u32(c.num_layers));
@@ -51,6 +78,10 @@ GgufModelMetadata gguf_model_metadata(const ModelConfig& c, const std::string& n
     md.emplace_back(a + "attention.head_count", u32(c.num_heads));
     if (arch == "gpt2") {
         md.emplace_back(a + "attention.layer_norm_epsilon", GgufValue::f32(static_cast<float>(c.norm_eps)));
+        return r;
+    }
+    if (arch == "bert") {
+        add_bert_metadata(c, r);
         return r;
     }
     md.emplace_back(a + "attention.head_count_kv", u32(c.num_kv_heads));

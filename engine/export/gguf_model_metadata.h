@@ -29,7 +29,10 @@ struct GgufModelMetadata {
 // attention.layer_norm_rms_epsilon} and rope.scaling.{type,factor} for linear scaling (Llama 3
 // scaling is the rope_freqs tensor instead: gguf_llama3_rope_factors). GPT-2: gpt2.{vocab_size,
 // context_length, embedding_length, block_count, feed_forward_length, attention.head_count,
-// attention.layer_norm_epsilon}. Plus general.architecture, general.name, general.file_type,
+// attention.layer_norm_epsilon}. BERT: bert.{context_length, embedding_length, block_count,
+// feed_forward_length, attention.head_count, attention.layer_norm_epsilon, attention.causal
+// (false), pooling_type (from modules.json: mean 1, cls 2, lasttoken 3)} and
+// tokenizer.ggml.token_type_count (conversion/bert.py). Plus general.architecture, general.name, general.file_type,
 // general.quantization_version (2). UserError for architectures llama.cpp cannot run as exported.
 GgufModelMetadata gguf_model_metadata(const ModelConfig& config, const std::string& name, GgmlType file_type);
 

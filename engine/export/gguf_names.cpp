@@ -10,10 +10,11 @@
 namespace ql {
 
 std::string gguf_architecture(const ModelConfig& config) {
-    if (config.architecture == "llama" || config.architecture == "qwen2" || config.architecture == "gpt2")
+    if (config.architecture == "llama" || config.architecture == "qwen2" || config.architecture == "gpt2" ||
+        config.architecture == "bert")
         return config.architecture;
     throw UserError("GGUF export: architecture '" + config.architecture +
-                    "' is not supported (Llama-family, Qwen2 and GPT-2 decoders are)");
+                    "' is not supported (Llama-family, Qwen2 and GPT-2 decoders and BERT encoders are)");
 }
 
 namespace {
@@ -69,6 +70,27 @@ std::optional<GgufTensorName> gguf_tensor_name(const ModelConfig& config, const 
         if (part == "attn.c_proj") return GgufTensorName{blk + "attn_output." + kind};
         if (part == "mlp.c_fc") return GgufTensorName{blk + "ffn_up." + kind};
         if (part == "mlp.c_proj") return GgufTensorName{blk + "ffn_down." + kind};
+        return std::nullopt;
+    }
+    if (config.architecture == "bert") {
+        // conversion/bert.py BertModel.filter_tensors drops the pooler and the cls.* heads; the
+        // rest maps through gguf-py tensor_mapping.py (MODEL_ARCH.BERT).
+        if (module == "embeddings.word_embeddings") return GgufTensorName{"token_embd." + kind};
+        if (module == "embeddings.position_embeddings") return GgufTensorName{"position_embd." + kind};
+        if (module == "embeddings.token_type_embeddings") return GgufTensorName{"token_types." + kind};
+        if (module == "embeddings.LayerNorm") return GgufTensorName{"token_embd_norm." + kind};
+        static const std::regex layer(R"(encoder\.layer\.(\d+)\.(.+))");
+        if (!std::regex_match(module, m, layer)) return std::nullopt;
+        const std::string blk = "blk." + m[1].str() + ".";
+        const std::string part = m[2].str();
+        if (part == "attention.self.query") return GgufTensorName{blk + "attn_q." + kind};
+        if (part == "attention.self.key") return GgufTensorName{blk + "attn_k." + kind};
+        if (part == "attention.self.value") return GgufTensorName{blk + "attn_v." + kind};
+        if (part == "attention.output.dense") return GgufTensorName{blk + "attn_output." + kind};
+        if (part == "attention.output.LayerNorm") return GgufTensorName{blk + "attn_output_norm." + kind};
+        if (part == "intermediate.dense") return GgufTensorName{blk + "ffn_up." + kind};
+        if (part == "output.dense") return GgufTensorName{blk + "ffn_down." + kind};
+        if (part == "output.LayerNorm") return GgufTensorName{blk + "layer_output_norm." + kind};
         return std::nullopt;
     }
     return std::nullopt;

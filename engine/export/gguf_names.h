@@ -13,8 +13,8 @@
 
 namespace ql {
 
-// llama.cpp's architecture name for a QuantLab architecture: "llama", "qwen2", "gpt2";
-// UserError naming the architecture for the others (bert, mlp, cnn).
+// llama.cpp's architecture name for a QuantLab architecture: "llama", "qwen2", "gpt2", "bert";
+// UserError naming the architecture for the others (mlp, cnn).
 std::string gguf_architecture(const ModelConfig& config);
 
 // What a parameter becomes in the GGUF file.
@@ -31,7 +31,12 @@ struct GgufTensorName {
 // output; q_proj / k_proj rows (and biases) permuted. Qwen2: the same names, no permutation
 // (llama.cpp runs its RoPE in the NEOX layout, as HF does). GPT-2: wte -> token_embd, wpe ->
 // position_embd, h.N.{ln_1 -> attn_norm, attn.c_attn -> attn_qkv, attn.c_proj -> attn_output,
-// ln_2 -> ffn_norm, mlp.c_fc -> ffn_up, mlp.c_proj -> ffn_down}, ln_f -> output_norm.
+// ln_2 -> ffn_norm, mlp.c_fc -> ffn_up, mlp.c_proj -> ffn_down}, ln_f -> output_norm. BERT
+// (conversion/bert.py BertModel): embeddings.{word_embeddings -> token_embd, position_embeddings
+// -> position_embd, token_type_embeddings -> token_types, LayerNorm -> token_embd_norm},
+// encoder.layer.N.{attention.self.{query,key,value} -> attn_{q,k,v}, attention.output.dense ->
+// attn_output, attention.output.LayerNorm -> attn_output_norm, intermediate.dense -> ffn_up,
+// output.dense -> ffn_down, output.LayerNorm -> layer_output_norm}; the MLM head is not written.
 std::optional<GgufTensorName> gguf_tensor_name(const ModelConfig& config, const std::string& hf_name);
 
 // convert_hf_to_gguf.py's LlamaModel.permute for rows of q_proj (heads = num_heads) or k_proj

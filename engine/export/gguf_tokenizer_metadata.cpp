@@ -102,6 +102,77 @@ void put_special_ids(GgufMetadata& md, const SpecialTokenIds& ids, int64_t vocab
     put("tokenizer.ggml.mask_token_id", ids.mask);
 }
 
+// BERT's WordPiece vocabulary as conversion/bert.py BertModel.set_vocab writes it: the tokens in id
+// order (get_vocab_base: added special tokens CONTROL, other added tokens USER_DEFINED, the rest
+// NORMAL, missing ids "[PADn]" UNUSED), turned into llama.cpp's "phantom space" form (CONTROL
+// tokens unchanged, "##piece" -> "piece", every other token "\u2581" + token), model "bert", the
+// special ids gguf-py SpecialVocab takes from the BERT post-processor ([CLS] is bos, [SEP] eos;
+// both added; no cls_token_id key), and the normalizer's lower-casing
+// (SpecialVocab._parse_normalizer: tokenizer.ggml.normalizer.lowercase).
+GgufTokenizerMetadata from_wordpiece(const json& tok, const Tokenizer& tokenizer, const std::string& file, int64_t vocab_size) {
+    GgufTokenizerMetadata r;
+    r.source = "tokenizer.json";
+    const json& model = tok.at("model");
+    TokenTable t = pad_table(vocab_size);
+    for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) {
+        if (!it.value().is_number_integer()) throw UserError(file + ": model.vocab['" + it.key() + "']: expected an integer id");
+        const int64_t id = it.value().get<int64_t>();
+        if (id < 0 || id >= vocab_size) continue;
+        t.tokens[static_cast<size_t>(id)] = it.key();
+        t.types[static_cast<size_t>(id)] = static_cast<int32_t>(GgufTokenType::Normal);
+    }
+    if (tok.contains("added_tokens") && tok["added_tokens"].is_array())
+        for (const auto& a : tok["added_tokens"]) {
+            const int64_t id = a.value("id", int64_t{-1});
+            if (id < 0 || id >= vocab_size) continue;
+            t.tokens[static_cast<size_t>(id)] = a.value("content", "");
+            t.types[static_cast<size_t>(id)] =
+                static_cast<int32_t>(a.value("special", false) ? GgufTokenType::Control : GgufTokenType::UserDefined);
+        }
+    fill_pads(t);
+    for (size_t i = 0; i < t.tokens.size(); ++i) {
+        std::string& s = t.tokens[i];
+        if (t.types[i] == static_cast<int32_t>(GgufTokenType::Control)) continue;
+        s = s.rfind("##", 0) == 0 ? s.substr(2) : "\xe2\x96\x81" + s;  // U+2581 LOWER ONE EIGHTH BLOCK
+    }
+    const json& normalizer = tok.contains("normalizer") ? tok["normalizer"] : json();
+    const bool bert_normalizer = normalizer.is_object() && normalizer.value("type", "") == "BertNormalizer";
+    const bool lowercase = bert_normalizer && normalizer.value("lowercase", true);
+    const bool bert_pre = tok.contains("pre_tokenizer") && tok["pre_tokenizer"].is_object() &&
+                          tok["pre_tokenizer"].value("type", "") == "BertPreTokenizer";
+    // convert_hf_to_gguf.py names the pre-tokenizer by hashing a test text's tokens; uncased BERT
+    // vocabularies (bert-base-uncased, MiniLM, bge) hash to "jina-v2-en". llama.cpp's WPM tokenizer
+    // does its own BERT pre-tokenization whatever the name.
+    std::string pre = "default";
+    if (lowercase && bert_pre)
+        pre = "jina-v2-en";
+    else
+        r.warnings.push_back(file + ": not an uncased BERT tokenizer (BertNormalizer lowercase + BertPreTokenizer): "
+                                    "tokenizer.ggml.pre = \"default\"; llama.cpp's WPM tokenizer lower-cases and splits as BERT does");
+    GgufMetadata& md = r.metadata;
+    md.emplace_back("tokenizer.ggml.model", GgufValue::string("bert"));
+    md.emplace_back("tokenizer.ggml.pre", GgufValue::string(pre));
+    md.emplace_back("tokenizer.ggml.tokens", GgufValue::string_array(t.tokens));
+    md.emplace_back("tokenizer.ggml.token_type", GgufValue::i32_array(t.types));
+    const SpecialTokenIds& special = tokenizer.special_ids();
+    SpecialTokenIds ids;
+    ids.bos = special.cls;
+    ids.eos = special.sep;
+    ids.unk = special.unk;
+    ids.sep = special.sep;
+    ids.pad = special.pad;
+    ids.mask = special.mask;
+    put_special_ids(md, ids, vocab_size);
+    const std::vector<int32_t> plain = tokenizer.encode("a", false), with = tokenizer.encode("a", true);
+    const bool adds_cls = with.size() > plain.size() && special.cls && with.front() == *special.cls;
+    const bool adds_sep = with.size() > plain.size() && special.sep && with.back() == *special.sep;
+    md.emplace_back("tokenizer.ggml.add_bos_token", GgufValue::boolean(adds_cls));
+    md.emplace_back("tokenizer.ggml.add_eos_token", GgufValue::boolean(adds_sep));
+    md.emplace_back("tokenizer.ggml.add_sep_token", GgufValue::boolean(false));  // SpecialVocab: only RobertaProcessing sets it
+    if (bert_normalizer) md.emplace_back("tokenizer.ggml.normalizer.lowercase", GgufValue::boolean(lowercase));
+    return r;
+}
+
 GgufTokenizerMetadata from_tokenizer_json(const std::string& folder, int64_t vocab_size) {
     const std::string file = folder + "/tokenizer.json";
     GgufTokenizerMetadata r;
@@ -113,8 +184,10 @@ GgufTokenizerMetadata from_tokenizer_json(const std::string& folder, int64_t voc
                         std::to_string(vocab_size) + " rows");
     const json& model = tok.at("model");
     const std::string type = model.value("type", "");
+    if (type == "WordPiece") return from_wordpiece(tok, tokenizer, file, vocab_size);
     if (type != "BPE")
-        throw UserError(file + ": model type '" + type + "': GGUF export supports BPE tokenizers (byte-level or byte-fallback)");
+        throw UserError(file + ": model type '" + type +
+                        "': GGUF export supports BPE tokenizers (byte-level or byte-fallback) and BERT's WordPiece");
     const bool spm = model.value("byte_fallback", false);
 
     TokenTable t = pad_table(vocab_size);

@@ -6,7 +6,10 @@
 //                       merges and a pre-tokenizer name recognised from the file's split regex
 //                       ("gpt-2", "llama-bpe", "qwen2", else "default" with a warning);
 //                       BPE with byte_fallback (Llama 2, TinyLlama) -> model "llama" (SPM), scores
-//                       -1000 as convert_hf_to_gguf's LlamaHfVocab writes them, <0xXX> tokens BYTE
+//                       -1000 as convert_hf_to_gguf's LlamaHfVocab writes them, <0xXX> tokens BYTE;
+//                       WordPiece (BERT, MiniLM) -> model "bert" with conversion/bert.py's
+//                       phantom-space tokens ("##x" -> "x", others "\u2581" + token, CONTROL as is),
+//                       bos = [CLS], eos = sep = [SEP], normalizer.lowercase
 //   quantlab.json       the demo's character vocabulary -> model "gpt2" without merges
 //   neither             placeholder tokens "<token_N>" (model "gpt2", no merges, a warning):
 //                       llama.cpp can load and run the model on token ids but not tokenize text

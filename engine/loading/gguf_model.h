@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A llama.cpp GGUF file (llama, qwen2, gpt2) opened as a QuantLab model: the config from its
+// A llama.cpp GGUF file (llama, qwen2, gpt2, bert) opened as a QuantLab model: the config from its
 // metadata (gguf_model_config.h), the tokenizer from tokenizer.ggml.* (gguf_vocabulary.h), every
 // tensor decoded to float32 under its HF name (the inverse of engine/export/gguf_names.h: Llama
 // q/k rows un-permuted), with the file kept open so that each weight's own quantization (type,

@@ -94,14 +94,53 @@ private:
 
 bool has_tensor(const GgufFile& f, const std::string& name) { return f.find_tensor(name) != nullptr; }
 
+// BERT as conversion/bert.py writes it and llama.cpp's LLM_ARCH_BERT reads it: post-LayerNorm
+// blocks with biases everywhere, exact GELU, learned positions (position_embd rows) and token
+// types (token_types rows; tokenizer.ggml.token_type_count), bidirectional attention
+// (bert.attention.causal must not be true), and the sentence pooling of bert.pooling_type
+// (gguf-py PoolingType: 1 mean, 2 cls, 3 last; absent = mean, QuantLab's default for an encoder).
+void read_bert(const GgufFile& f, const MetadataReader& r, ModelConfig& c) {
+    c.num_kv_heads = c.num_heads;
+    if (c.hidden_size % c.num_heads != 0)
+        r.fail("bert.attention.head_count", "embedding_length " + std::to_string(c.hidden_size) +
+                                                " is not divisible by head_count " + std::to_string(c.num_heads));
+    c.head_dim = c.hidden_size / c.num_heads;
+    c.norm_eps = r.number("bert.attention.layer_norm_epsilon", 1e-12);
+    c.activation = "gelu";
+    c.attention_bias = c.attention_out_bias = c.mlp_bias = true;
+    c.tie_embeddings = false;  // no LM head: an encoder
+    if (const GgufValue* causal = r.find("bert.attention.causal")) {
+        if (causal->type != GgufValueType::BOOL) r.fail("bert.attention.causal", "expected a BOOL");
+        if (causal->u != 0)
+            r.fail("bert.attention.causal", "true: a causal BERT is not supported (BERT attends both ways)");
+    }
+    const GgufTensorInfo* pos = f.find_tensor("position_embd.weight");
+    if (!pos || pos->ne.size() != 2) throw UserError(f.path() + ": tensor 'position_embd.weight' is missing or not 2-D (BERT's learned positions)");
+    if (c.max_positions == 0) c.max_positions = pos->ne[1];
+    const GgufTensorInfo* types = f.find_tensor("token_types.weight");
+    if (!types || types->ne.size() != 2) throw UserError(f.path() + ": tensor 'token_types.weight' is missing or not 2-D (BERT's token types)");
+    c.type_vocab_size = types->ne[1];
+    if (r.integer("tokenizer.ggml.token_type_count", c.type_vocab_size) != c.type_vocab_size)
+        r.fail("tokenizer.ggml.token_type_count", "differs from the rows of token_types.weight (" + std::to_string(c.type_vocab_size) + ")");
+    c.sentence = SentenceEmbeddingConfig{};
+    c.sentence.source = "gguf";
+    if (r.find("bert.pooling_type")) {
+        const int64_t p = r.integer("bert.pooling_type");
+        if (p == 1) c.sentence.pooling = {"mean"};
+        else if (p == 2) c.sentence.pooling = {"cls"};
+        else if (p == 3) c.sentence.pooling = {"lasttoken"};
+        else r.fail("bert.pooling_type", std::to_string(p) + " is not supported (1 mean, 2 cls, 3 last)");
+    }
+}
+
 }  // namespace
 
 ModelConfig gguf_model_config(const GgufFile& f) {
     const MetadataReader r(f);
     if (!r.find("general.architecture")) r.fail("general.architecture", "missing (which architecture is this?)");
     const std::string arch = r.string("general.architecture", "");
-    if (arch != "llama" && arch != "qwen2" && arch != "gpt2")
-        r.fail("general.architecture", "'" + arch + "' is not supported (llama, qwen2, gpt2)");
+    if (arch != "llama" && arch != "qwen2" && arch != "gpt2" && arch != "bert")
+        r.fail("general.architecture", "'" + arch + "' is not supported (llama, qwen2, gpt2, bert)");
     const std::string a = arch + ".";
     ModelConfig c;
     c.architecture = c.model_type = arch;
@@ -110,7 +149,7 @@ ModelConfig gguf_model_config(const GgufFile& f) {
     c.num_layers = r.integer(a + "block_count");
     c.intermediate_size = r.integer(a + "feed_forward_length");
     c.num_heads = r.integer(a + "attention.head_count");
-    c.max_positions = r.integer(a + "context_length", arch == "gpt2" ? 0 : 2048);
+    c.max_positions = r.integer(a + "context_length", arch == "gpt2" || arch == "bert" ? 0 : 2048);
     if (c.num_heads <= 0) r.fail(a + "attention.head_count", "must be positive");
     if (const GgufTensorInfo* emb = f.find_tensor("token_embd.weight"); emb && emb->ne.size() == 2)
         c.vocab_size = r.integer(a + "vocab_size", emb->ne[1]);
@@ -118,7 +157,9 @@ ModelConfig gguf_model_config(const GgufFile& f) {
         c.vocab_size = r.integer(a + "vocab_size");
     c.tie_embeddings = !has_tensor(f, "output.weight");
 
-    if (arch == "gpt2") {
+    if (arch == "bert") {
+        read_bert(f, r, c);
+    } else if (arch == "gpt2") {
         c.num_kv_heads = c.num_heads;
         if (c.hidden_size % c.num_heads != 0)
             r.fail(a + "attention.head_count", "embedding_length " + std::to_string(c.hidden_size) +

@@ -165,6 +165,54 @@ json plain_post_processor() {
             {"special_tokens", json::object()}};
 }
 
+// llama.cpp's WPM vocabulary (tokenizer.ggml.model "bert", conversion/bert.py's phantom-space
+// tokens) back as the WordPiece tokenizer.json transformers' BertTokenizerFast uses: "\u2581x" is
+// the word-start piece "x", any other non-CONTROL token the continuation "##x"; BertNormalizer
+// (lower-casing as tokenizer.ggml.normalizer.lowercase says, default true as llama.cpp's WPM
+// tokenizer lower-cases), BertPreTokenizer, and [CLS] A [SEP] around a sequence when
+// add_bos_token / add_eos_token say so (bos = [CLS], eos = [SEP]).
+void bert_tokenizer_json(const std::vector<std::string>& tokens, const std::vector<int32_t>& types, const TokenizerKeys& k,
+                         GgufVocabulary& v, json& tok) {
+    static const std::string phantom = "\xe2\x96\x81";  // U+2581
+    auto control = [&](size_t i) { return !types.empty() && types[i] == static_cast<int32_t>(GgufTokenType::Control); };
+    json vocab = json::object();
+    std::vector<std::string> pieces(tokens.size());
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        pieces[i] = control(i) ? t : t.rfind(phantom, 0) == 0 ? t.substr(phantom.size()) : "##" + t;
+        vocab[pieces[i]] = static_cast<int64_t>(i);  // last id wins, as a dict
+    }
+    for (size_t i = 0; i < tokens.size(); ++i)
+        if (control(i)) tok["added_tokens"].push_back(added_token(static_cast<int64_t>(i), pieces[i], true));
+    const auto unk = k.id("tokenizer.ggml.unknown_token_id", v.token_count);
+    const auto pad = k.id("tokenizer.ggml.padding_token_id", v.token_count);
+    const bool lowercase = k.flag("tokenizer.ggml.normalizer.lowercase", true);
+    tok["normalizer"] = {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+                         {"strip_accents", nullptr}, {"lowercase", lowercase}};
+    tok["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
+    const bool add_cls = k.flag("tokenizer.ggml.add_bos_token", true) && v.bos_id;
+    const bool add_sep = k.flag("tokenizer.ggml.add_eos_token", true) && v.eos_id;
+    json single = json::array(), pair = json::array(), specials = json::object();
+    auto special = [&](int32_t id, int type_id) {
+        const std::string& t = pieces[static_cast<size_t>(id)];
+        specials[t] = {{"id", t}, {"ids", json::array({id})}, {"tokens", json::array({t})}};
+        return json{{"SpecialToken", {{"id", t}, {"type_id", type_id}}}};
+    };
+    auto sequence = [](const char* id, int type_id) { return json{{"Sequence", {{"id", id}, {"type_id", type_id}}}}; };
+    if (add_cls) single.push_back(special(*v.bos_id, 0)), pair.push_back(special(*v.bos_id, 0));
+    single.push_back(sequence("A", 0));
+    pair.push_back(sequence("A", 0));
+    if (add_sep) single.push_back(special(*v.eos_id, 0)), pair.push_back(special(*v.eos_id, 0));
+    pair.push_back(sequence("B", 1));
+    if (add_sep) pair.push_back(special(*v.eos_id, 1));
+    tok["post_processor"] = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", specials}};
+    tok["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
+    tok["model"] = {{"type", "WordPiece"}, {"unk_token", unk ? pieces[static_cast<size_t>(*unk)] : std::string("[UNK]")},
+                    {"continuing_subword_prefix", "##"}, {"max_input_chars_per_word", 100}, {"vocab", vocab}};
+    if (pad) tok["padding"] = {{"strategy", "BatchLongest"}, {"direction", "Right"}, {"pad_to_multiple_of", nullptr},
+                               {"pad_id", *pad}, {"pad_type_id", 0}, {"pad_token", pieces[static_cast<size_t>(*pad)]}};
+}
+
 }  // namespace
 
 GgufVocabulary gguf_vocabulary(const GgufFile& f) {
@@ -274,9 +322,11 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
         tok["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
                         {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false},
                         {"vocab", vocab}, {"merges", merge_list}};
+    } else if (v.model == "bert") {
+        bert_tokenizer_json(tokens, types, k, v, tok);
     } else {
         v.warnings.push_back(f.path() + ": tokenizer.ggml.model '" + v.model +
-                             "' is not supported (gpt2, llama): text data cannot be tokenized (token ids work)");
+                             "' is not supported (gpt2, llama, bert): text data cannot be tokenized (token ids work)");
         return v;
     }
     v.tokenizer_json = tok.dump();

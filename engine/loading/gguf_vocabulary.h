@@ -9,6 +9,9 @@
 //   model "llama"              sentencepiece BPE with byte fallback (LlamaTokenizer: Metaspace
 //                              prepend "first" unless tokenizer.ggml.add_space_prefix is false, merges
 //                              from the file or recovered from the scores as generate_merges does)
+//   model "bert"               WordPiece (BertTokenizerFast: BertNormalizer, BertPreTokenizer, [CLS] A
+//                              [SEP]) from conversion/bert.py's phantom-space tokens ("\u2581x" -> "x",
+//                              others -> "##x", CONTROL tokens as they are)
 //   tokens == QuantLab's demo vocabulary (model "gpt2", no merges)   the demo's character encoder
 //   anything else (no merges, "<token_N>" placeholders, other models)  no text encoder: token-id
 //                              data works, text data is refused (with a note in `warnings`)

@@ -57,6 +57,23 @@ std::string lowercase_text(const std::string& s) {
     return out;
 }
 
+// Sentences: [CLS] text [SEP], at most the sentence length of the sentence-transformers config.
+void set_sentence_encoder(OpenedModel& m, const std::shared_ptr<Tokenizer>& tokenizer) {
+    const ModelConfig& c = m.model->config();
+    const SentenceEmbeddingConfig& st = c.sentence;
+    m.data.sentence_length = st.max_seq_length > 0 ? std::min(st.max_seq_length, c.max_positions) : c.max_positions;
+    m.data.pad_id = tokenizer->special_ids().pad.value_or(0);
+    const bool lower = st.lowercase;
+    m.data.encode_sentence = [tokenizer, lower](const std::string& text, const std::string& source, int64_t max_tokens) {
+        const std::string valid = text::valid_utf8_prefix(text) == text.size() ? text : text::utf8_lossy(text);
+        const std::vector<int32_t> ids =
+            tokenizer->encode_truncated(lower ? lowercase_text(valid) : valid, static_cast<size_t>(max_tokens));
+        if (ids.empty()) throw UserError(source + ": the tokenizer gives no tokens for a sentence");
+        return std::vector<int64_t>(ids.begin(), ids.end());
+    };
+    m.mask_token_id = tokenizer->special_ids().mask.value_or(-1);
+}
+
 }  // namespace
 
 OpenedModel open_model(const std::string& model) {
@@ -81,9 +98,11 @@ OpenedModel open_model(const std::string& model) {
     m.data.model_name = model;
     m.is_demo = m.gguf ? m.gguf->vocabulary.is_demo : uses_demo_vocabulary(m.path);
     if (m.gguf && m.gguf->vocabulary.tokenizer_json) {
-        m.data.encode_text = tokenizer_encoder(std::make_shared<Tokenizer>(
-            Tokenizer::from_json(*m.gguf->vocabulary.tokenizer_json, m.path + " (tokenizer.ggml.*)")));
+        auto tokenizer = std::make_shared<Tokenizer>(
+            Tokenizer::from_json(*m.gguf->vocabulary.tokenizer_json, m.path + " (tokenizer.ggml.*)"));
+        m.data.encode_text = tokenizer_encoder(tokenizer);
         if (m.gguf->vocabulary.eos_id) m.data.eos_id = *m.gguf->vocabulary.eos_id;
+        if (m.model->is_encoder()) set_sentence_encoder(m, tokenizer);  // a bert GGUF
     } else if (m.is_demo) {
         m.data.encode_text = [](const std::string& text, const std::string& source) {
             return synthetic_vocab::encode(text, source);
@@ -96,21 +115,7 @@ OpenedModel open_model(const std::string& model) {
         m.data.encode_text = tokenizer_encoder(tokenizer);
         // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
         if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
-        if (m.model->is_encoder()) {
-            // Sentences: [CLS] text [SEP], at most the sentence length of the sentence-transformers config.
-            const SentenceEmbeddingConfig& st = c.sentence;
-            m.data.sentence_length = st.max_seq_length > 0 ? std::min(st.max_seq_length, c.max_positions) : c.max_positions;
-            m.data.pad_id = tokenizer->special_ids().pad.value_or(0);
-            const bool lower = st.lowercase;
-            m.data.encode_sentence = [tokenizer, lower](const std::string& text, const std::string& source, int64_t max_tokens) {
-                const std::string valid = text::valid_utf8_prefix(text) == text.size() ? text : text::utf8_lossy(text);
-                const std::vector<int32_t> ids =
-                    tokenizer->encode_truncated(lower ? lowercase_text(valid) : valid, static_cast<size_t>(max_tokens));
-                if (ids.empty()) throw UserError(source + ": the tokenizer gives no tokens for a sentence");
-                return std::vector<int64_t>(ids.begin(), ids.end());
-            };
-            m.mask_token_id = tokenizer->special_ids().mask.value_or(-1);
-        }
+        if (m.model->is_encoder()) set_sentence_encoder(m, tokenizer);
     }
     return m;
 }
