@@ -113,6 +113,9 @@ ScreenshotRunner::Shot experimentsShot(const QString& file, const QString& templ
             [=](MainWindow& w) {
                 ExperimentResultPanel* r = w.experiments()->resultPanel();
                 if (r->cellKeys().isEmpty()) return false;
+                // The planned-runs table is re-read in the background after the overrides: a shot
+                // taken before that showed the finished results beside "queued" rows.
+                if (!w.experiments()->progressText().endsWith(QStringLiteral(" 0 queued"))) return false;
                 for (int i = 0; i < r->tabs()->count(); ++i)
                     if (r->tabs()->tabText(i) == tab) r->tabs()->setCurrentIndex(i);
                 if (!cell.isEmpty() && r->selectedCell() != cell) r->selectCell(cell);
