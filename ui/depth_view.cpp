@@ -16,6 +16,8 @@
 #include "plots/bar_chart.h"
 #include "plots/metric_plot.h"
 
+#include "ui/combo_width.h"
+
 namespace ql {
 namespace {
 
@@ -60,6 +62,7 @@ DepthView::DepthView(QWidget* parent) : QWidget(parent) {
     m_against->setToolTip(tr("What is compared with the open FP model: the recipe of the editor (quantized now) or a "
                              "checkpoint of a PTQ / QAT / QAD run"));
     m_against->addItem(tr("Recipe of the editor"), QString());
+    limitComboWidth(m_against, 28);
     bar->addWidget(m_against, 1);
     bar->addWidget(new QLabel(tr("Show"), this));
     m_measureBox = new QComboBox(this);

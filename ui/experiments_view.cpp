@@ -28,6 +28,7 @@
 #include "projects/experiment_grid.h"
 #include "projects/project_file.h"
 #include "ui/background_call.h"
+#include "ui/combo_width.h"
 #include "ui/experiment_result_panel.h"
 #include "ui/progress_estimate.h"
 
@@ -68,8 +69,7 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     m_model->setObjectName(QStringLiteral("experimentModel"));
     m_model->setEditable(true);
     m_model->addItem(QStringLiteral("demo"));
-    m_model->setMinimumContentsLength(10);
-    m_model->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    limitComboWidth(m_model, 10);
     m_model->setToolTip(tr("demo, or a model folder (an HF model such as all-MiniLM-L6-v2, or a QuantLab checkpoint)"));
     controls->addWidget(m_model, 1);
     auto* browse = new QPushButton(tr("Folder…"), this);
@@ -94,12 +94,13 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     m_evalSamples = spin(tr("Eval:"), QStringLiteral("experimentEvalSamples"), 0, 100000, tr("file's"));
     m_evalSamples->setToolTip(tr("Held-out problems each run is scored on (file's: as the experiment says)"));
     controls->addSpacing(12);
-    m_start = new QPushButton(tr("Start"), this);
+    // Named for what they run: the window's tool bar above has a Start of its own (the recipe's run).
+    m_start = new QPushButton(tr("Run Experiment"), this);
     m_start->setObjectName(QStringLiteral("experimentStart"));
-    m_start->setToolTip(tr("Make the runs not done yet as runs of the open project"));
-    m_stop = new QPushButton(tr("Stop"), this);
+    m_start->setToolTip(tr("Make the experiment's runs not done yet, as runs of the open project (the tool bar's Run Recipe runs the recipe editor's recipe instead)"));
+    m_stop = new QPushButton(tr("Stop After This Run"), this);
     m_stop->setObjectName(QStringLiteral("experimentStop"));
-    m_stop->setToolTip(tr("Stop after the current run; Start again continues where it stopped"));
+    m_stop->setToolTip(tr("Stop after the current run; Run Experiment again continues where it stopped"));
     m_stop->setEnabled(false);
     controls->addWidget(m_start);
     controls->addWidget(m_stop);

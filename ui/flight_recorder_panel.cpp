@@ -14,6 +14,8 @@
 
 #include "plots/heatmap_plot.h"
 
+#include "ui/combo_width.h"
+
 namespace ql {
 namespace {
 
@@ -84,7 +86,7 @@ FlightRecorderPanel::FlightRecorderPanel(QWidget* parent) : QWidget(parent) {
     bar->addWidget(new QLabel(tr("Run"), this));
     m_run = new QComboBox(this);
     m_run->setObjectName(QStringLiteral("flightRun"));
-    m_run->setMinimumContentsLength(18);
+    limitComboWidth(m_run, 18);
     bar->addWidget(m_run, 1);
     m_warning = new QLabel(this);
     m_warning->setObjectName(QStringLiteral("flightWarning"));

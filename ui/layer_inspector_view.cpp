@@ -21,6 +21,7 @@
 #include "plots/heatmap_plot.h"
 #include "plots/histogram_plot.h"
 #include "plots/scale_histogram_plot.h"
+#include "ui/combo_width.h"
 #include "ui/importance_panel.h"
 #include "ui/depth_view.h"
 #include "ui/token_explorer_view.h"
@@ -80,8 +81,7 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     bar->addWidget(m_compute);
     m_layer = new QComboBox(this);
     m_layer->setObjectName(QStringLiteral("inspectLayer"));
-    m_layer->setMinimumContentsLength(28);
-    m_layer->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    limitComboWidth(m_layer, 28);
     bar->addGroup(this, {new QLabel(tr("Layer"), this), m_layer});
     m_format = new QComboBox(this);
     m_format->setObjectName(QStringLiteral("inspectFormat"));
@@ -98,10 +98,8 @@ LayerInspectorView::LayerInspectorView(QWidget* parent) : QWidget(parent) {
     m_overlay->setObjectName(QStringLiteral("inspectOverlay"));
     m_overlay->setToolTip(tr("Draw the same layer of another checkpoint (e.g. after QAT/QAD) as an outline"));
     m_overlay->addItem(tr("(none)"), QString());
-    // Run names hold model paths (a sentence-transformers folder deep in a venv): sized by its
-    // longest item the combo would widen the view past the window.
-    m_overlay->setMinimumContentsLength(24);
-    m_overlay->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    // Run names hold model paths (a sentence-transformers folder deep in a venv).
+    limitComboWidth(m_overlay, 24);
     bar->addGroup(this, {new QLabel(tr("Overlay"), this), m_overlay});
     m_firstBlock = new QPushButton(tr("First Block in Format Explorer"), this);
     m_firstBlock->setObjectName(QStringLiteral("firstBlock"));
@@ -262,10 +260,6 @@ void LayerInspectorView::setOverlayChoices(const QList<QPair<QString, QString>>&
     m_updating = true;
     m_overlay->clear();
     m_overlay->addItem(tr("(none)"), QString());
-    // Run names hold model paths (a sentence-transformers folder deep in a venv): sized by its
-    // longest item the combo would widen the view past the window.
-    m_overlay->setMinimumContentsLength(24);
-    m_overlay->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     for (const auto& [label, folder] : choices) m_overlay->addItem(label, folder);
     const int i = m_overlay->findData(current);
     m_overlay->setCurrentIndex(i >= 0 ? i : 0);

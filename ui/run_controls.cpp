@@ -21,7 +21,7 @@ RunControls::RunControls(JobRunner* runner, QWidget* parent) : QWidget(parent), 
         layout->addWidget(b);
         return b;
     };
-    m_start = button(tr("Start"), QStyle::SP_MediaPlay, QStringLiteral("startRun"), tr("Run the recipe on the model (F5)"));
+    m_start = button(tr("Run Recipe"), QStyle::SP_MediaPlay, QStringLiteral("startRun"), tr("Run the recipe on the model (F5)"));
     m_pause = button(tr("Pause"), QStyle::SP_MediaPause, QStringLiteral("pauseRun"),
                      tr("Stop training at the next step, keeping a checkpoint to resume from (F6)"));
     m_resume = button(tr("Resume"), QStyle::SP_MediaSeekForward, QStringLiteral("resumeRun"),

@@ -15,6 +15,8 @@
 #include "plots/bar_chart.h"
 #include "plots/metric_plot.h"
 
+#include "ui/combo_width.h"
+
 namespace ql {
 namespace {
 
@@ -42,7 +44,7 @@ TokenExplorerView::TokenExplorerView(QWidget* parent) : QWidget(parent) {
     bar->addWidget(new QLabel(tr("Run"), this));
     m_run = new QComboBox(this);
     m_run->setObjectName(QStringLiteral("tokensRun"));
-    m_run->setMinimumContentsLength(24);
+    limitComboWidth(m_run, 24);
     bar->addWidget(m_run, 1);
     layout->addLayout(bar);
     m_summary = new QLabel(this);

