@@ -275,8 +275,12 @@ void ExperimentResultPanel::updatePlots() {
         curveList.push_back(curve);
         if (predicted.count(budget))
             markers.push_back({tr("planner f̂ = %1").arg(predicted[budget], 0, 'f', 3), predicted[budget], index});
+        // The measured optimum of this budget: the quadratic fit of its mean loss (engine analysis).
+        for (const auto& o : result.qat_fraction_optima)
+            if (o.fitted && static_cast<double>(o.total_steps) == budget)
+                markers.push_back({tr("measured f* = %1 (loss fit)").arg(o.optimum_fraction, 0, 'f', 3), o.optimum_fraction, index, true});
     }
-    m_fraction->setTitle(tr("%1 against the QAT fraction; dashed: the planner's f̂").arg(metricName));
+    m_fraction->setTitle(tr("%1 against the QAT fraction; dashed: the planner's f̂, solid: the measured optimum").arg(metricName));
     m_fraction->setAxisLabels(tr("QAT fraction of the step budget"), yLabel);
     if (curveList.isEmpty()) m_fraction->clear(tr("no fp-then-qat cells (the qat-fraction template)"));
     else m_fraction->setCurves(curveList, markers);
