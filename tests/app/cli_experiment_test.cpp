@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -256,6 +257,28 @@ TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {
     }
     // Between NVFP4 (4.5 bits per weight) and FP8 (8): both, layer by layer.
     EXPECT_EQ(formats, (std::set<std::string>{"nvfp4", "fp8_e4m3"})) << recipe.json;
+
+    // The plan as compressed-tensors config_groups (recipe export --run): every planned layer in
+    // the group of its format, with the same module name.
+    const CliResult ct = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as",
+                                  "compressed-tensors", "--out", dir + "/qc.json", "--json"});
+    ASSERT_EQ(ct.exit_code, 0) << ct.err;
+    std::map<std::string, std::string> planned, exported;  // layer -> weight format
+    for (const json& entry : plan["quant_cfg"]) {
+        const std::string name = entry["quantizer_name"];
+        if (name.size() > 17 && name.substr(name.size() - 17) == ".weight_quantizer" && entry.contains("cfg"))
+            planned[name.substr(0, name.size() - 17)] = entry["cfg"]["format"];
+    }
+    const json qc = json::parse(slurp(dir + "/qc.json"));
+    for (const auto& [group, g] : qc["config_groups"].items())
+        for (const json& t : g["targets"]) exported[t.get<std::string>()] = g["format"].get<std::string>();
+    ASSERT_EQ(exported.size(), planned.size()) << qc.dump();
+    for (const auto& [layer, format] : planned)
+        EXPECT_EQ(exported[layer], format == "nvfp4" ? "nvfp4-pack-quantized" : "float-quantized") << layer;
+    EXPECT_EQ(json::parse(ct.out)["quantized_layers"], planned.size());
+    const CliResult other = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as", "gguf"});
+    EXPECT_EQ(other.exit_code, 1);
+    EXPECT_NE(other.err.find("compressed-tensors"), std::string::npos) << other.err;
     fs::remove_all(dir);
 }
 
