@@ -203,13 +203,22 @@ TEST_F(CliExperiment, EncoderRunsReportEmbeddingCosineAndSpearmanOnTheRealMiniLm
     ASSERT_EQ(j["comparisons"].size(), 1u);
     EXPECT_GT(j["comparisons"][0]["metrics"]["cosine_mean"]["difference"].get<double>(), 0.0);
 
-    // A template on the encoder takes its encoder form: qad-vs-qat is PTQ vs QAD (no QAT of an encoder).
-    const CliResult dry = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--data", corpus, "--project",
-                                   dir + "/q.qlab", "--replicates", "1", "--dry-run"});
-    ASSERT_EQ(dry.exit_code, 0) << dry.err;
-    EXPECT_NE(dry.out.find("method=ptq #0"), std::string::npos) << dry.out;
-    EXPECT_NE(dry.out.find("method=qad #0"), std::string::npos) << dry.out;
-    EXPECT_EQ(dry.out.find("method=qat"), std::string::npos) << dry.out;
+    // A template on the encoder takes its encoder form: qad-vs-qat is PTQ vs QAD (no QAT of an
+    // encoder), scored by cosine; two QAD steps.
+    const CliResult q = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--data", corpus, "--project",
+                                 dir + "/q.qlab", "--replicates", "1", "--steps", "2", "--json"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    const json qj = json::parse(q.out);
+    ASSERT_EQ(qj["cells"].size(), 2u);
+    EXPECT_EQ(qj["metrics"], json::array({"cosine_mean", "cosine_p5", "cosine_min"}));
+    for (const char* cell : {"method=ptq", "method=qad"}) {
+        const json* m = cell_metric(qj, cell, "cosine_mean");
+        ASSERT_TRUE(m) << cell << q.out;
+        EXPECT_GT((*m)["mean"].get<double>(), 0.9) << cell;
+        EXPECT_LE((*m)["mean"].get<double>(), 1.0 + 1e-6) << cell;
+    }
+    ASSERT_EQ(qj["comparisons"].size(), 1u);
+    EXPECT_EQ(qj["comparisons"][0]["name"], "QAD − PTQ");
     const CliResult no_data = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--project", dir + "/q.qlab"});
     EXPECT_EQ(no_data.exit_code, 1);
     EXPECT_NE(no_data.err.find("--data"), std::string::npos) << no_data.err;
