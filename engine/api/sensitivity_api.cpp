@@ -52,8 +52,8 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
     DataOptions eo;
     eo.samples = req.eval_samples;
     eo.seed = req.seed;
-    if (req.data.empty() || req.measure_on_training_split) eo.split = DataSplit::Validation;
     if (req.measure_on_training_split) eo.split = DataSplit::Train;
+    else if (req.data.empty()) eo.split = DataSplit::Validation;
     const Dataset eval =
         load_dataset(req.data.empty() || req.measure_on_training_split ? req.calibration : req.data, eo, opened.data);
 
