@@ -248,11 +248,12 @@ void IntervalPlot::rebuild() {
             auto* line = new QCPItemStraightLine(m_plot);
             line->point1->setCoords(m.x, 0);
             line->point2->setCoords(m.x, 1);
-            line->setPen(QPen(colour, 1.5, Qt::DashLine));
+            line->setPen(QPen(colour, 1.5, m.solid ? Qt::SolidLine : Qt::DashLine));
             auto* text = new QCPItemText(m_plot);
             text->position->setTypeX(QCPItemPosition::ptPlotCoords);
             text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-            text->position->setCoords(m.x, 0.02 + 0.07 * std::max(0, m.curve));
+            // Labels of one curve's two markers (predicted, measured) one above the other.
+            text->position->setCoords(m.x, 0.02 + 0.07 * (2 * std::max(0, m.curve) + (m.solid ? 1 : 0)));
             text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
             text->setPadding(QMargins(4, 0, 0, 0));
             text->setText(m.label);

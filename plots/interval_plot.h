@@ -47,6 +47,7 @@ public:
         QString label;
         double x = 0;
         int curve = -1;  // coloured as this curve (-1: the muted colour)
+        bool solid = false;  // a measured value (solid) rather than a prediction (dashed)
     };
     // What is drawn, for tests: per whisker its x (bars: the category index) and the mean and
     // bounds read back from the plot's error-bar data.

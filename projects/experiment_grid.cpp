@@ -80,7 +80,11 @@ ExperimentGridCounts run_experiment_grid(ProjectFile& file, const std::string& p
         info.name = spec.name + " " + run.cell->key + " #" + std::to_string(run.replicate);
         info.model_name = params.model;
         info.model_path = resolved_model_folder(params.model);
-        if (!params.recipe_json.empty())
+        // A mixed run's recipe is the plan its search makes (set when the run finishes); the
+        // manifest's recipe hash is then that of the search's inputs (the cell's parameters).
+        if (params.method == "mixed")
+            info.recipe_name.clear(), info.recipe_json.clear();
+        else if (!params.recipe_json.empty())
             info.recipe_name = params.recipe, info.recipe_json = params.recipe_json;
         else
             std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(params.recipe);
@@ -93,7 +97,8 @@ ExperimentGridCounts run_experiment_grid(ProjectFile& file, const std::string& p
                                  {"parameters", json::parse(run.cell->parameters_json)},
                                  {"manifest",
                                   {{"seed", run.seed},
-                                   {"recipe_sha256", experiments::sha256_hex(info.recipe_json)},
+                                   {"recipe_sha256", experiments::sha256_hex(params.method == "mixed" ? run.cell->parameters_json
+                                                                                                     : info.recipe_json)},
                                    {"data", data},
                                    {"data_sha256", experiments::data_sha256(data)},
                                    {"eval_data", params.eval_data.empty() ? params.data : params.eval_data},
@@ -115,6 +120,7 @@ ExperimentGridCounts run_experiment_grid(ProjectFile& file, const std::string& p
             file.release_experiment_run(experiment_id, run.cell->key, run.replicate);
             throw;
         }
+        if (!out.plan_json.empty()) file.set_run_recipe(run_id, out.plan_name, out.plan_json);
         const json result = {{"metrics", out.result.metrics}, {"examples", out.result.examples}, {"run_id", run_id}};
         file.set_experiment_run_result(experiment_id, run.cell->key, run.replicate, result.dump());
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

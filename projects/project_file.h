@@ -100,6 +100,9 @@ public:
     // Ends a run that has no MetricWriter (e.g. a job that failed before it started). Only
     // completed, failed, cancelled or interrupted; a run already completed or failed stays so.
     void set_run_status(std::int64_t id, RunStatus status, const std::string& message = {});
+    // Points run `id` at a recipe added now (a plan a run made, e.g. an experiment's mixed
+    // precision search): the run's recipe is what it ran with.
+    void set_run_recipe(std::int64_t id, const std::string& recipe_name, const std::string& recipe_json);
     void delete_run(std::int64_t id);  // with its metrics, statistics, artifacts rows and notes
     // Copies run `run_id` of the project at `source` (may be this one) into this project with
     // its metrics, layer statistics, artifacts and notes, and the model and recipe it refers to

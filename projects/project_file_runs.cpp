@@ -86,6 +86,15 @@ RunRecord ProjectFile::run(std::int64_t id) const {
     return read_run(st, unix_time_now(), options_.stale_heartbeat_s);
 }
 
+void ProjectFile::set_run_recipe(std::int64_t id, const std::string& recipe_name, const std::string& recipe_json) {
+    require_writable("set a run's recipe");
+    run(id);  // UserError for an unknown run
+    const std::int64_t recipe_id = add_recipe(recipe_name, recipe_json);
+    Statement st(connection(), "UPDATE runs SET recipe_id = ?2 WHERE id = ?1");
+    st.bind_int64(1, id).bind_int64(2, recipe_id);
+    st.run("setting the recipe of run " + std::to_string(id));
+}
+
 void ProjectFile::set_run_status(std::int64_t id, RunStatus status, const std::string& message) {
     require_writable("change a run's status");
     if (status == RunStatus::Created || status == RunStatus::Running)

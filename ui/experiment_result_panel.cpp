@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/api/export_api.h"
 #include "plots/interval_plot.h"
 
 namespace ql {
@@ -118,7 +119,8 @@ ExperimentResultPanel::ExperimentResultPanel(QWidget* parent) : QWidget(parent) 
     selRow->addWidget(m_selection, 1);
     m_exportPlan = new QPushButton(tr("Export plan…"), details);
     m_exportPlan->setObjectName(QStringLiteral("experimentExportPlan"));
-    m_exportPlan->setToolTip(tr("Write the selected run's plan as a QuantLab recipe (JSON, docs/RECIPES.md)"));
+    m_exportPlan->setToolTip(tr("Write the selected run's plan as a QuantLab recipe (JSON, docs/RECIPES.md) or as "
+                                "compressed-tensors config_groups"));
     m_exportPlan->setEnabled(false);
     selRow->addWidget(m_exportPlan);
     dl->addLayout(selRow);
@@ -275,8 +277,12 @@ void ExperimentResultPanel::updatePlots() {
         curveList.push_back(curve);
         if (predicted.count(budget))
             markers.push_back({tr("planner f̂ = %1").arg(predicted[budget], 0, 'f', 3), predicted[budget], index});
+        // The measured optimum of this budget: the quadratic fit of its mean loss (engine analysis).
+        for (const auto& o : result.qat_fraction_optima)
+            if (o.fitted && static_cast<double>(o.total_steps) == budget)
+                markers.push_back({tr("measured f* = %1 (loss fit)").arg(o.optimum_fraction, 0, 'f', 3), o.optimum_fraction, index, true});
     }
-    m_fraction->setTitle(tr("%1 against the QAT fraction; dashed: the planner's f̂").arg(metricName));
+    m_fraction->setTitle(tr("%1 against the QAT fraction; dashed: the planner's f̂, solid: the measured optimum").arg(metricName));
     m_fraction->setAxisLabels(tr("QAT fraction of the step budget"), yLabel);
     if (curveList.isEmpty()) m_fraction->clear(tr("no fp-then-qat cells (the qat-fraction template)"));
     else m_fraction->setCurves(curveList, markers);
@@ -336,22 +342,38 @@ void ExperimentResultPanel::selectCell(const QString& cell) {
     emit runSelected(cell, replicate, m_selectedRun);
 }
 
-QString ExperimentResultPanel::exportPlan(const QString& path) const {
+QString ExperimentResultPanel::exportPlan(const QString& path, const QString& as) const {
     if (m_selectedRecipe.isEmpty()) return tr("no run with a plan is selected");
+    // The recipe exactly as the run recorded it: the plan survives the export unchanged.
+    QByteArray bytes = m_selectedRecipe.toUtf8();
+    if (as != QLatin1String("quantlab")) {
+        std::string model;
+        if (m_snapshot.report)
+            for (const auto& c : m_snapshot.report->spec.cells)
+                if (QString::fromStdString(c.key) == m_selectedCell) model = c.parameters.model;
+        if (model.empty()) return tr("the selected cell names no model");
+        try {
+            // The same writer as the compressed-tensors export (the model's layers, no calibration).
+            bytes = QByteArray::fromStdString(export_plan(model, m_selectedRecipe.toStdString(), as.toStdString()).text);
+        } catch (const std::exception& e) {
+            return QString::fromUtf8(e.what());
+        }
+    }
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return tr("cannot write '%1': %2").arg(path, f.errorString());
-    // The recipe exactly as the run recorded it: the plan survives the export unchanged.
-    const QByteArray bytes = m_selectedRecipe.toUtf8();
     if (f.write(bytes) != bytes.size() || !f.flush()) return tr("writing '%1' failed: %2").arg(path, f.errorString());
     return {};
 }
 
 void ExperimentResultPanel::exportPlanInteractively() {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export plan as a QuantLab recipe"),
+    const QString quantlab = tr("QuantLab recipe (*.json)");
+    const QString ct = tr("compressed-tensors quantization_config (*.json)");
+    QString filter = quantlab;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"),
                                                       QStringLiteral("%1-plan.json").arg(QString(m_selectedCell).replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"))),
-                                                      tr("QuantLab recipe (*.json)"));
+                                                      quantlab + QStringLiteral(";;") + ct, &filter);
     if (path.isEmpty()) return;
-    const QString error = exportPlan(path);
+    const QString error = exportPlan(path, filter == ct ? QStringLiteral("compressed-tensors") : QStringLiteral("quantlab"));
     if (!error.isEmpty()) QMessageBox::warning(this, tr("Export plan"), error);
 }
 

@@ -49,9 +49,11 @@ public:
     QString selectedCell() const { return m_selectedCell; }
     qint64 selectedRunId() const { return m_selectedRun; }
     QString selectedRecipeJson() const { return m_selectedRecipe; }
-    // Writes the selected run's plan as a QuantLab recipe (its recipe JSON, unchanged); the
+    // Writes the selected run's plan as a QuantLab recipe (its recipe JSON, unchanged), or with
+    // `as` "compressed-tensors" as the quantization_config (config_groups, ignore) of its model
+    // quantized with it (engine/api/export_api.h export_plan; `quantlab-cli recipe export`); the
     // error text, "" on success.
-    QString exportPlan(const QString& path) const;
+    QString exportPlan(const QString& path, const QString& as = QStringLiteral("quantlab")) const;
     QString manifestText() const;
     bool manifestShown() const;
 

@@ -53,6 +53,10 @@ double estimated_run_seconds(const experiments::RunParameters& p) {
     double seconds = kPtqSeconds + eval;
     if (p.method == "qat" || p.method == "qad") seconds += 2 * eval + step * static_cast<double>(p.steps);
     if (p.method == "fp-then-qat") seconds += 2 * eval + step * static_cast<double>(p.total_steps);
+    // mixed: the sensitivity search before the PTQ, per menu format one PTQ and one 128-example
+    // measurement per layer: 13-21 s on the demo with the default menu (CliExperiment.MixedRuns…,
+    // 2 shared cores), taken as 20 s.
+    if (p.method == "mixed") seconds += 20.0 * static_cast<double>(std::max<std::size_t>(1, p.menu.size() - 1)) / 2.0;
     // Another model: not measured here; all-MiniLM-L6-v2 (22 M parameters against the demo's
     // ~1 M) is taken as ten times the demo until its first runs finish and replace the estimate.
     if (p.model != "demo") seconds *= 10;

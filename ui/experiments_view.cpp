@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "engine/api/experiment_api.h"
 #include "engine/core/errors.h"
 #include "engine/experiments/reproducibility_manifest.h"
 #include "projects/experiment_grid.h"
@@ -246,7 +247,11 @@ void ExperimentsView::reloadSpec() {
     // Only a changed model is an override: the file's own is the same experiment (identity).
     if (!model.isEmpty() && model != m_defaultModel) o.model = model.toStdString();
     try {
+        // A sentence encoder takes a template's encoder form, which needs sentences: the view has
+        // no data field yet, so it says so (docs/EXPERIMENTS.md "Sentence encoders": the CLI's --data).
+        o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
         auto spec = std::make_shared<experiments::ExperimentSpec>(experiments::load_experiment(m_source.toStdString(), o));
+        check_experiment_models(*spec);
         m_spec = spec;
         m_plan = experiments::plan_runs(*spec);
         m_lastError.clear();

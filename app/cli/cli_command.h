@@ -36,6 +36,7 @@ Command doctor_command();
 Command experiment_command();
 Command embed_command();
 Command whatif_command();
+Command recipe_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

@@ -23,6 +23,7 @@ const std::vector<Command>& all_commands() {
         project_command(),
         experiment_command(),
         whatif_command(),
+        recipe_command(),
     };
     return commands;
 }

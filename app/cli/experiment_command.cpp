@@ -42,7 +42,7 @@ using projects::load_experiment_report;
 
 const char* kUsage =
     "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
-    "    [--eval-samples N] [--workers N] [--dry-run] [--json]\n"
+    "    [--eval-samples N] [--data D] [--pairs P] [--workers N] [--dry-run] [--json]\n"
     "quantlab-cli experiment show NAME|FILE|TEMPLATE --project P.qlab [--against OTHER.qlab] [--json]\n"
     "quantlab-cli experiment templates\n"
     "quantlab-cli experiment template NAME\n\n"
@@ -52,7 +52,10 @@ const char* kUsage =
     "Finished runs are not repeated (run it again to resume, or with more --replicates to add some). Ctrl-C\n"
     "stops after the current run (exit 130; a second Ctrl-C kills it, and its cell is redone next time).\n"
     "--workers N runs N processes that share the grid (any other 'experiment run' of the same experiment on\n"
-    "this machine shares it too). --model / --steps / --eval-samples override the template's base run.\n"
+    "this machine shares it too). --model / --steps / --eval-samples / --data / --pairs override the base run\n"
+    "(--data: training, calibration and held-out data). With --model a sentence encoder (a BERT folder such as\n"
+    "all-MiniLM-L6-v2) a template takes its encoder form: PTQ / QAD cells scored by embedding cosine to the FP\n"
+    "model (and spearman with --pairs) on the sentences of --data (docs/EXPERIMENTS.md \"Encoders\").\n"
     "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
     "show: the result of an experiment of the project (by name: its latest), with the reproducibility\n"
     "manifest; --against OTHER.qlab lists the cells whose mean here lies outside OTHER's interval.";
@@ -90,7 +93,8 @@ std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& 
 }
 
 int run_experiment(const std::vector<std::string>& args) {
-    ArgParser p("experiment run", {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--workers"},
+    ArgParser p("experiment run",
+                {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--pairs", "--workers"},
                 {"--json", "--dry-run"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("experiment run: expected one FILE or TEMPLATE (see quantlab-cli experiment templates)");
@@ -100,8 +104,12 @@ int run_experiment(const std::vector<std::string>& args) {
     o.model = p.value("--model").value_or("");
     o.steps = p.positive_integer("--steps");
     o.eval_samples = p.positive_integer("--eval-samples");
+    o.data = p.value("--data").value_or("");
+    o.pairs = p.value("--pairs").value_or("");
+    o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));
     const experiments::ExperimentSpec spec = experiments::load_experiment(p.positional()[0], o);
+    check_experiment_models(spec);  // before anything is created
     const std::vector<experiments::PlannedRun> plan = experiments::plan_runs(spec);
 
     if (p.has("--dry-run")) {
@@ -165,7 +173,8 @@ int run_experiment(const std::vector<std::string>& args) {
 }
 
 int show_experiment(const std::vector<std::string>& args) {
-    ArgParser p("experiment show", {"--project", "--against", "--replicates", "--model", "--steps", "--eval-samples"}, {"--json"});
+    ArgParser p("experiment show",
+                {"--project", "--against", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--pairs"}, {"--json"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("experiment show: expected one NAME, FILE or TEMPLATE");
     const std::string project = p.required("--project");

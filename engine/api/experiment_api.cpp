@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/api/experiment_api.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <tuple>
 #include <cmath>
 #include <system_error>
 
@@ -13,10 +17,15 @@
 #include "engine/api/eval_api.h"
 #include "engine/api/eval_json.h"
 #include "engine/api/ptq_api.h"
+#include "engine/api/sensitivity_api.h"
 #include "engine/api/train_api.h"
 #include "engine/core/errors.h"
 #include "engine/core/qat_plan.h"
+#include "engine/data/synthetic_tasks.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/gguf_file.h"
+#include "engine/loading/gguf_model.h"
+#include "engine/loading/gguf_model_config.h"
 
 namespace ql {
 namespace {
@@ -37,10 +46,121 @@ std::map<std::string, double> metrics_of(const EvalReport& r) {
     put(m, "kl", r.overall.kl);
     put(m, "agreement", r.overall.agreement);
     for (const auto& [domain, dm] : r.domains) put(m, "exact_match/" + domain, dm.exact_match);
+    // Sentence encoders: embedding cosine to the FP model, the pairs' Spearman (and the teacher's).
+    put(m, "cosine_mean", r.overall.cosine_mean);
+    put(m, "cosine_p5", r.overall.cosine_p5);
+    put(m, "cosine_min", r.overall.cosine_min);
+    put(m, "spearman", r.overall.spearman);
+    put(m, "fp_spearman", r.overall.teacher_spearman);
+    if (r.overall.cosine_mean) m.erase("loss");  // an encoder scored against its teacher has no token loss
     return m;
 }
 
+// Where a run parameter is set, as errors name it: "grid.model[1]" or "base.model".
+std::string experiment_field_of(const experiments::Cell& cell, const std::string& key) {
+    const auto it = cell.values.find(key);
+    if (it == cell.values.end()) return "base." + key;
+    return "grid." + key + " (" + it->second + ")";
+}
+
+[[noreturn]] void experiment_field_error(const experiments::ExperimentSpec& spec, const std::string& field, const std::string& what) {
+    throw UserError("experiment '" + spec.file + "': field '" + field + "' " + what);
+}
+
+// A menu entry as the recipe the search measures: the format names by their preset, BF16 none
+// (the search may always keep a layer unquantized), anything else a preset or recipe file.
+std::string menu_recipe(const std::string& entry) {
+    if (entry == "NVFP4") return "NVFP4_DEFAULT";
+    if (entry == "FP8") return "FP8_DEFAULT";
+    if (entry == "BF16") return "";
+    return entry;  // MXFP8, MXFP4, other presets, recipe files
+}
+
+// The sensitivity search's per-layer plan for a mixed run, named for its budget and menu.
+std::pair<std::string, std::string> mixed_plan(const experiments::PlannedRun& run, JobSink& sink,
+                                               const CancellationToken& cancel, json& search) {
+    const experiments::RunParameters& p = run.cell->parameters;
+    SensitivityRequest s;
+    s.model = p.model;
+    std::string menu;
+    for (const std::string& entry : p.menu) {
+        menu += (menu.empty() ? "" : "+") + entry;
+        if (const std::string r = menu_recipe(entry); !r.empty()) s.recipes.push_back(r);
+    }
+    s.calibration = p.calib.empty() ? p.data : p.calib;
+    s.samples = p.calib_samples;
+    s.seed = run.seed;
+    s.bits_per_parameter_budget = p.bits;
+    s.measure_on_training_split = true;  // the run is scored on the validation split
+    const SensitivityReport r = run_sensitivity(s, sink, cancel);
+    json plan = json::parse(r.mixed_recipe_json);
+    std::ostringstream name;
+    name << "MIXED_" << p.bits << "B_" << menu;
+    plan["name"] = name.str();
+    std::ostringstream budget;
+    budget << p.bits;
+    plan["description"] = "per-layer plan of the sensitivity search over " + menu + " within " + budget.str() +
+                          " bits per parameter (cost: " + r.metric + ")";
+    std::map<std::string, int> chosen;
+    for (const SensitivityRow& row : r.layers) ++chosen[row.chosen.empty() || row.chosen == "none" ? "BF16" : row.chosen];
+    search = {{"menu", p.menu},
+              {"budget_bits_per_parameter", p.bits},
+              {"budget_bits_per_weight", r.mixed_bits_budget},
+              {"bits_per_weight", r.mixed_bits_per_weight},
+              {"predicted_cost", r.mixed_predicted_kl},
+              {"cost", r.metric},
+              {"layers_per_choice", chosen}};
+    return {name.str(), plan.dump(2)};
+}
+
 }  // namespace
+
+bool model_is_sentence_encoder(const std::string& model) {
+    if (model == "demo") return false;
+    if (is_gguf_file(model)) return gguf_model_config(GgufFile::open(model)).architecture == "bert";  // metadata only (mapped)
+    std::ifstream in(model + "/config.json");
+    if (!in) return false;
+    const json j = json::parse(in, nullptr, false);
+    return j.is_object() && j.value("model_type", "") == "bert";
+}
+
+void check_experiment_models(const experiments::ExperimentSpec& spec) {
+    std::map<std::string, bool> encoder;  // model -> is a sentence encoder (read once)
+    for (const experiments::Cell& cell : spec.cells) {
+        const experiments::RunParameters& p = cell.parameters;
+        if (!encoder.count(p.model)) encoder[p.model] = model_is_sentence_encoder(p.model);
+        const bool is_encoder = encoder[p.model];
+        const std::string model_field = experiment_field_of(cell, "model");
+        const std::string what = is_encoder ? "the sentence encoder " + p.model : "the token model " + p.model;
+        for (std::size_t i = 0; i < spec.metrics.size(); ++i) {
+            const std::string& m = spec.metrics[i];
+            const std::string field = "metrics[" + std::to_string(i) + "]";
+            if (is_encoder && experiments::is_token_model_metric(m))
+                experiment_field_error(spec, field, "asks " + m + " of " + what + " (" + model_field +
+                                     "), which reports cosine_mean, cosine_p5, cosine_min, bits_per_parameter and, with "
+                                     "a pairs file, spearman and fp_spearman");
+            if (!is_encoder && experiments::is_encoder_metric(m))
+                experiment_field_error(spec, field, "asks " + m + " of " + what + " (" + model_field +
+                                     "): embedding metrics are those of sentence encoders (a BERT folder)");
+            if (is_encoder && (m == "spearman" || m == "fp_spearman") && p.pairs.empty())
+                experiment_field_error(spec, field, "asks " + m + " of cell " + cell.key + ", which has no pairs file (the run parameter pairs)");
+        }
+        if (is_encoder && (p.method == "qat" || p.method == "fp-then-qat"))
+            experiment_field_error(spec, experiment_field_of(cell, "method"),
+                "asks " + p.method + " of " + what + " (" + model_field +
+                    "): the trainer refuses QAT of a sentence encoder (use qad: distillation to the FP embeddings)");
+        if (!is_encoder && !p.pairs.empty())
+            experiment_field_error(spec, experiment_field_of(cell, "pairs"), "gives a pairs file to " + what + " (" + model_field +
+                                                         "): pairs are scored by sentence encoders only");
+        if (is_encoder)
+            for (const char* key : {"data", "calib", "eval_data"}) {
+                const std::string v = key == std::string("data") ? p.data : key == std::string("calib") ? p.calib : p.eval_data;
+                if (is_synthetic_spec(v))
+                    experiment_field_error(spec, experiment_field_of(cell, key), "gives " + v + " to " + what + " (" + model_field +
+                                                             "), which reads sentences (a text file, one per line)");
+            }
+    }
+}
 
 ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, JobSink& sink,
                                        const CancellationToken& cancel) {
@@ -57,7 +177,13 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     ExperimentRunOutput out;
     out.result.cell = run.cell->key;
     out.result.replicate = run.replicate;
-    if (p.method == "ptq") {
+    json search;
+    if (p.method == "mixed") {
+        std::tie(out.plan_name, out.plan_json) = mixed_plan(run, sink, cancel, search);
+        recipe = run_dir + "/plan.json";
+        write_file_atomically(recipe, out.plan_json);
+    }
+    if (p.method == "ptq" || p.method == "mixed") {
         PtqRequest q;
         q.model = p.model;
         q.recipe = recipe;
@@ -75,12 +201,15 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         e.split = "validation";
         e.samples = p.eval_samples;
         e.seed = run.seed;
+        e.pairs = p.pairs;
         const EvalReport r = run_eval(e, sink, cancel);
         report_eval_metrics(sink, 0, r);
         out.result.metrics = metrics_of(r);
         out.result.metrics["bits_per_parameter"] = s.bits_per_parameter;
         out.result.examples = r.overall.examples;
-        out.report_json = json({{"ptq", json::parse(ptq_report_json(s))}, {"eval", eval_report_json(r)}}).dump();
+        json report = {{"ptq", json::parse(ptq_report_json(s))}, {"eval", eval_report_json(r)}};
+        if (!search.is_null()) report["search"] = search;
+        out.report_json = report.dump();
         return out;
     }
     TrainRequest t;
@@ -107,6 +236,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.recipe = recipe;
     t.data = p.data;
     t.eval_data = p.eval_data;
+    t.eval_pairs = p.pairs;
     t.calibration = p.calib;
     t.out_dir = run_dir + "/train";
     t.force = true;

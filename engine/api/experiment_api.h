@@ -17,15 +17,32 @@ namespace ql {
 struct ExperimentRunOutput {
     experiments::RunResult result;  // cell, replicate and metrics (run_id is the caller's)
     std::string report_json;        // ptq + eval reports, or the train report
+    // method mixed: the per-layer plan the search made (a QuantLab recipe, docs/RECIPES.md) and
+    // its name; the run's recipe in the project. Empty for the other methods.
+    std::string plan_name, plan_json;
 };
 
 // Makes `run` in `run_dir` (created; replaced when it exists: a run is redone whole): method
 // ptq: PTQ with the recipe, calibrated on `calib` (or `data`) with the run's seed, then evaluated
 // against the full-precision model on the validation split of `eval_data` (or `data`); qat / qad:
-// PTQ then training (run_training), evaluated before and after. The seed draws the calibration
+// PTQ then training (run_training), evaluated before and after; mixed: the sensitivity search
+// (run_sensitivity) over the menu's formats at the run's budget of bits per parameter, then PTQ
+// with its per-layer plan (written to run_dir/plan.json) and eval as for ptq. The seed draws the calibration
 // samples, the training batches and the held-out problems, so runs of one replicate share their
 // problems and pair. An inline recipe is written to run_dir/recipe.json first. Reports through
 // `sink`; JobCancelled when `cancel` is set; UserError for bad parameters.
+// Whether `model` (as a run's `model` parameter: "demo", a folder, a .gguf file) is a sentence
+// encoder (a BERT: its config.json's model_type, or the GGUF's architecture). Reads the config
+// only; false for what it cannot read (the run reports that).
+bool model_is_sentence_encoder(const std::string& model);
+
+// Checks, before any run is made, that every cell asks of its model what such a model reports:
+// encoder metrics (cosine_*, spearman) of sentence encoders, the token-model metrics (exact_match,
+// kl, ...) of the others; no QAT of an encoder (the trainer refuses it); a `pairs` file for
+// spearman and only for encoders; sentences, not synthetic: data, for encoders. UserError naming
+// the experiment file and field otherwise.
+void check_experiment_models(const experiments::ExperimentSpec& spec);
+
 ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, JobSink& sink,
                                        const CancellationToken& cancel);
 

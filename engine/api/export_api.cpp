@@ -13,6 +13,10 @@
 #include "engine/export/fakequant_export.h"
 #include "engine/export/gguf_export.h"
 #include "engine/export/hf_modelopt_export.h"
+#include "engine/quant/quantized_model.h"
+#include "engine/quant/recipe.h"
+
+#include <nlohmann/json.hpp>
 
 namespace ql {
 
@@ -109,6 +113,26 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     rep.doctor = doctor;
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return rep;
+}
+
+std::vector<std::string> plan_export_kinds() { return {"compressed-tensors"}; }
+
+PlanExport export_plan(const std::string& model, const std::string& recipe, const std::string& as) {
+    if (as != "compressed-tensors")
+        throw UserError("plan export: --as " + as + " is not a plan form QuantLab writes yet (compressed-tensors; a Model "
+                        "Optimizer recipe and a llama.cpp --tensor-type list are not done: docs/EXPERIMENTS.md)");
+    const Recipe r = !recipe.empty() && recipe.front() == '{' ? parse_recipe(recipe, "plan") : load_recipe(recipe);
+    OpenedModel opened = open_model(model);
+    if (opened.quantization) throw UserError("plan export: " + opened.path + " is already quantized; give its source model");
+    QuantizedModel q(*opened.model, r);  // the plan's patterns resolved to the model's layers
+    q.set_enabled(true);                 // as after calibration: every configured quantizer on
+    const nlohmann::json qc = ct_plan_quantization_config(q);
+    PlanExport out;
+    out.text = qc.dump(2) + "\n";
+    out.groups = static_cast<int64_t>(qc["config_groups"].size());
+    for (const auto& [name, g] : qc["config_groups"].items()) out.quantized_layers += static_cast<int64_t>(g["targets"].size());
+    out.ignored_layers = static_cast<int64_t>(qc["ignore"].size());
+    return out;
 }
 
 }  // namespace ql

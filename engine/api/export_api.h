@@ -59,4 +59,19 @@ ExportReport run_export(const ExportRequest& request, JobSink& sink, const Cance
 
 std::vector<std::string> export_kinds();  // hf-modelopt, compressed-tensors, gguf, fakequant, report
 
+// A per-layer plan (a recipe: a preset, a recipe file, or recipe JSON text starting with '{'; e.g.
+// an experiment's mixed-precision plan) in another tool's form, for `model` (HF folder or "demo",
+// whose layers the plan's patterns resolve to): `as` "compressed-tensors" gives the
+// quantization_config (config_groups with module-name targets, ignore) that `export --as
+// compressed-tensors` of the model quantized with the plan writes into config.json (the same
+// writer; nothing is calibrated or packed). Other forms (a Model Optimizer recipe, a llama.cpp
+// --tensor-type list) are UserErrors for now (docs/EXPERIMENTS.md "What is missing").
+struct PlanExport {
+    std::string text;         // the exported form (JSON text for compressed-tensors)
+    int64_t quantized_layers = 0, ignored_layers = 0, groups = 0;
+};
+PlanExport export_plan(const std::string& model, const std::string& recipe, const std::string& as);
+// What export_plan's kinds are: compressed-tensors.
+std::vector<std::string> plan_export_kinds();
+
 }  // namespace ql

@@ -38,7 +38,7 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
     if (req.recipes.empty()) throw UserError("sensitivity: at least one recipe is required");
     if (req.calibration.empty()) throw UserError("sensitivity: calibration data is required (--calib)");
     if (req.bits_budget < 0) throw UserError("sensitivity: the bits budget must be positive");
-    if (req.bits_budget > 0 && req.recipes.size() < 1) throw UserError("sensitivity: the search needs candidate recipes");
+    if (req.bits_per_parameter_budget < 0) throw UserError("sensitivity: the bits per parameter budget must be positive");
     std::vector<Recipe> recipes;
     for (const std::string& r : req.recipes) recipes.push_back(load_recipe(r));
     OpenedModel opened = open_model(req.model);
@@ -52,8 +52,10 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
     DataOptions eo;
     eo.samples = req.eval_samples;
     eo.seed = req.seed;
-    if (req.data.empty()) eo.split = DataSplit::Validation;
-    const Dataset eval = load_dataset(req.data.empty() ? req.calibration : req.data, eo, opened.data);
+    if (req.measure_on_training_split) eo.split = DataSplit::Train;
+    else if (req.data.empty()) eo.split = DataSplit::Validation;
+    const Dataset eval =
+        load_dataset(req.data.empty() || req.measure_on_training_split ? req.calibration : req.data, eo, opened.data);
 
     SensitivityReport report;
     std::vector<Measured> measured;
@@ -90,8 +92,22 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
         }
         report.layers.push_back(row);
     }
-    if (req.bits_budget > 0) {
-        const MixedPrecisionChoice choice = choose_mixed_precision(candidates, req.bits_budget);
+    double budget = req.bits_budget;
+    if (req.bits_per_parameter_budget > 0) {
+        // B · N = bits of the candidate layers + 16 · (N − their parameters).
+        int64_t candidate = 0;
+        for (const SensitivityRow& row : report.layers) candidate += row.parameters;
+        const auto total = static_cast<double>(opened.model->parameter_count());
+        if (candidate <= 0) throw UserError("sensitivity: " + opened.path + " has no layer the candidate recipes quantize");
+        budget = (req.bits_per_parameter_budget * total - 16.0 * (total - static_cast<double>(candidate))) /
+                 static_cast<double>(candidate);
+        if (budget <= 0)
+            throw UserError("sensitivity: a budget of " + std::to_string(req.bits_per_parameter_budget) + " bits per parameter is below what " +
+                            opened.path + "'s unquantized parameters (embeddings, norms) take at 16 bits");
+    }
+    if (budget > 0) {
+        report.mixed_bits_budget = budget;
+        const MixedPrecisionChoice choice = choose_mixed_precision(candidates, budget);
         for (size_t i = 0; i < report.layers.size() && i < choice.chosen.size(); ++i) report.layers[i].chosen = choice.chosen[i].second;
         report.mixed_recipe_json = recipe_to_json(choice.recipe);
         report.mixed_bits_per_weight = choice.bits_per_weight;

@@ -20,6 +20,13 @@ struct SensitivityRequest {
     int64_t eval_samples = 128;        // measurement examples
     uint64_t seed = 0;
     double bits_budget = 0;            // > 0: search a mixed-precision recipe within this many bits per weight
+    // > 0 (instead of bits_budget): the budget in bits per parameter of the whole model, the
+    // parameters outside the candidate layers (embeddings, norms, lm_head) counted at 16 bits as
+    // ModelSize does; the search gets the per-weight budget of the candidate layers it leaves.
+    double bits_per_parameter_budget = 0;
+    // Measure on the training split of `calibration` (data ignored), so that a run scored on the
+    // validation split afterwards (an experiment's mixed run) is not scored on what chose its plan.
+    bool measure_on_training_split = false;
 };
 
 struct SensitivityRow {
@@ -41,6 +48,7 @@ struct SensitivityReport {
     // The search (bits_budget > 0):
     std::string mixed_recipe_json;
     double mixed_bits_per_weight = 0, mixed_predicted_kl = 0, mixed_loss = 0, mixed_kl = 0, mixed_cosine_loss = 0;
+    double mixed_bits_budget = 0;  // the per-weight budget the search had (bits_budget, or the one derived)
     double seconds = 0;
 };
 

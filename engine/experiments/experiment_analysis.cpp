@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "engine/core/qat_plan.h"
 
 namespace ql::experiments {
 namespace {
@@ -20,17 +23,18 @@ bool is_rate(const std::string& metric) {
 // The key of the cell that `cell` becomes with the comparison's b values in place of a's.
 std::string partner_key(const ExperimentSpec& spec, const Cell& cell, const Comparison& c) {
     std::string key;
-    for (std::size_t i = 0; i < spec.axes.size(); ++i) {
-        const std::string& axis = spec.axes[i];
+    for (const std::string& axis : spec.axes) {
+        const auto own = cell.values.find(axis);
+        if (own == cell.values.end()) continue;  // a grid of a list of grids that does not vary it
         const auto it = c.b.find(axis);
-        key += (i ? "," : "") + axis + "=" + (it != c.b.end() ? it->second : cell.values.at(axis));
+        key += (key.empty() ? "" : ",") + axis + "=" + (it != c.b.end() ? it->second : own->second);
     }
     return key.empty() ? "base" : key;
 }
 
 bool matches(const Cell& cell, const std::map<std::string, std::string>& selector) {
     for (const auto& [k, v] : selector)
-        if (cell.values.at(k) != v) return false;
+        if (const auto it = cell.values.find(k); it == cell.values.end() || it->second != v) return false;
     return true;
 }
 
@@ -132,6 +136,54 @@ ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult
             out.comparisons.push_back(std::move(s));
         }
     }
+    out.qat_fraction_optima = qat_fraction_optima(out.cells);
+    return out;
+}
+
+std::vector<QatFractionOptimum> qat_fraction_optima(const std::vector<CellSummary>& cells) {
+    std::map<std::string, QatFractionOptimum> groups;  // by group key, in key order
+    std::map<std::string, std::vector<double>> planner;
+    for (const CellSummary& c : cells) {
+        const RunParameters& p = c.cell->parameters;
+        if (p.method != "fp-then-qat") continue;
+        const MetricSummary* loss = nullptr;
+        for (const MetricSummary& m : c.metrics)
+            if (m.metric == "loss") loss = &m;
+        if (!loss) continue;
+        std::string group;
+        for (const auto& [axis, value] : c.cell->values)
+            if (axis != "qat_fraction") group += (group.empty() ? "" : ",") + axis + "=" + value;
+        if (group.empty()) group = "base";
+        QatFractionOptimum& g = groups[group];
+        g.group = group;
+        g.total_steps = p.total_steps;
+        g.points.emplace_back(p.qat_fraction, loss->value.mean);
+        for (const MetricSummary& m : c.metrics)
+            if (m.metric == "planner_qat_fraction") planner[group].push_back(m.value.mean);
+    }
+    std::vector<QatFractionOptimum> out;
+    for (auto& [key, g] : groups) {
+        std::sort(g.points.begin(), g.points.end());
+        if (const auto it = planner.find(key); it != planner.end() && !it->second.empty()) {
+            double sum = 0;
+            for (double v : it->second) sum += v;
+            g.planner_fraction = sum / static_cast<double>(it->second.size());
+        }
+        if (g.points.size() < 3) {
+            g.note = "needs 3 QAT fractions with a mean loss to fit, has " + std::to_string(g.points.size());
+        } else {
+            std::vector<QatFractionPoint> pts;
+            for (const auto& [f, l] : g.points) pts.push_back({f, l});
+            const QatFractionFit fit = fit_qat_fraction_curve(pts);
+            g.fitted = true;
+            g.convex = fit.convex;
+            g.optimum_fraction = fit.optimum_fraction;
+            g.optimum_loss = fit.optimum_loss;
+            g.rms_residual = fit.rms_residual;
+            if (!fit.convex) g.note = "the fit is not convex: the optimum is an end of the measured range";
+        }
+        out.push_back(std::move(g));
+    }
     return out;
 }
 
@@ -154,7 +206,24 @@ std::string result_json(const ExperimentSpec& spec, const ExperimentResult& resu
                                  {"values", m.values}};
         comparisons.push_back({{"name", c.comparison->name}, {"a", c.a}, {"b", c.b}, {"metrics", metrics}});
     }
-    return json({{"cells", cells}, {"comparisons", comparisons}, {"metrics", spec.metrics}, {"confidence", 0.95}}).dump();
+    json optima = json::array();
+    for (const QatFractionOptimum& o : result.qat_fraction_optima) {
+        json points = json::array();
+        for (const auto& [f, l] : o.points) points.push_back({{"qat_fraction", f}, {"loss", l}});
+        optima.push_back({{"group", o.group},
+                          {"total_steps", o.total_steps},
+                          {"points", points},
+                          {"fitted", o.fitted},
+                          {"convex", o.convex},
+                          {"optimum_fraction", o.fitted ? json(o.optimum_fraction) : json(nullptr)},
+                          {"optimum_loss", o.fitted ? json(o.optimum_loss) : json(nullptr)},
+                          {"rms_residual", o.fitted ? json(o.rms_residual) : json(nullptr)},
+                          {"planner_fraction", o.planner_fraction ? json(*o.planner_fraction) : json(nullptr)},
+                          {"note", o.note}});
+    }
+    json out = {{"cells", cells}, {"comparisons", comparisons}, {"metrics", spec.metrics}, {"confidence", 0.95}};
+    if (!optima.empty()) out["qat_fraction_optima"] = optima;
+    return out.dump();
 }
 
 std::string result_text(const ExperimentSpec& spec, const ExperimentResult& result) {
@@ -187,6 +256,19 @@ std::string result_text(const ExperimentSpec& spec, const ExperimentResult& resu
     for (const CellSummary& c : result.cells) cell_line(c.cell->key, c.metrics);
     if (!result.comparisons.empty()) out += "\ndifferences (a − b, paired by replicate seed)\n";
     for (const ComparisonSummary& c : result.comparisons) cell_line(c.comparison->name + ": " + c.a + " − " + c.b, c.metrics);
+    if (!result.qat_fraction_optima.empty()) out += "\nmeasured optimum QAT fraction per budget (quadratic fit of the mean loss)\n";
+    for (const QatFractionOptimum& o : result.qat_fraction_optima) {
+        char f_hat[32] = "-";
+        if (o.planner_fraction) std::snprintf(f_hat, sizeof f_hat, "%.3f", *o.planner_fraction);
+        const std::string planner = f_hat;
+        if (o.fitted)
+            std::snprintf(buf, sizeof buf, "%-36s  optimum f = %.3f (fitted loss %.4f, rms residual %.2g)%s  planner f = %s\n",
+                          o.group.c_str(), o.optimum_fraction, o.optimum_loss, o.rms_residual,
+                          o.convex ? "" : " at an end of the range", planner.c_str());
+        else
+            std::snprintf(buf, sizeof buf, "%-36s  %s  planner f = %s\n", o.group.c_str(), o.note.c_str(), planner.c_str());
+        out += buf;
+    }
     return out;
 }
 

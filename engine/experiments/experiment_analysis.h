@@ -44,10 +44,30 @@ struct ComparisonSummary {
     std::vector<MetricSummary> metrics;  // value.mean = mean of a − b; interval "paired t", "newcombe", "none"
 };
 
+// fp-then-qat cells (the qat-fraction study): per token budget (the cells that differ only in
+// qat_fraction), the quadratic fit of the mean loss over the QAT fraction
+// (fit_qat_fraction_curve, engine/core/qat_plan.h) and its optimum, beside the planner's f̂.
+struct QatFractionOptimum {
+    std::string group;                 // the cells' other axes, "total_steps=200" ("base": none)
+    int64_t total_steps = 0;
+    std::vector<std::pair<double, double>> points;  // (qat_fraction, mean loss), by fraction
+    bool fitted = false;               // false: fewer than 3 fractions measured (note says so)
+    std::string note;
+    bool convex = false;               // the fit has an interior minimum
+    double optimum_fraction = 0;       // argmin of the fit within the measured fractions
+    double optimum_loss = 0, rms_residual = 0;
+    std::optional<double> planner_fraction;  // mean of the runs' planner_qat_fraction, when reported
+};
+
 struct ExperimentResult {
     std::vector<CellSummary> cells;       // cells with at least one finished run
     std::vector<ComparisonSummary> comparisons;
+    std::vector<QatFractionOptimum> qat_fraction_optima;  // fp-then-qat cells with a loss only
 };
+
+// The measured optimum per budget from cell summaries (what analyse fills in): cells of method
+// fp-then-qat with a "loss" metric, grouped by their values other than qat_fraction.
+std::vector<QatFractionOptimum> qat_fraction_optima(const std::vector<CellSummary>& cells);
 
 ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult>& runs, double confidence = 0.95);
 

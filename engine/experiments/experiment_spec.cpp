@@ -21,16 +21,17 @@ using nlohmann::json;
 
 const std::set<std::string> kTopKeys = {"quantlab_experiment", "name", "title", "claim", "source", "analysis",
                                         "replicates", "seed", "base", "grid", "metrics", "comparisons"};
-const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule"};
+const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule", "pairs"};
 const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_samples", "calib_samples", "fp_steps",
                                                   "warmup_steps", "total_steps", "qat_bits"};
-const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction"};
+const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction", "bits"};
 // The metrics a run reports (docs/EXPERIMENTS.md "Metrics"); exact_match/<domain> as well.
-const std::set<std::string> kMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "bits_per_parameter",
-                                        "fp_exact_match", "planner_qat_fraction", "tokens_per_parameter_byte"};
+const std::set<std::string> kTokenModelMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "fp_exact_match",
+                                                  "planner_qat_fraction", "tokens_per_parameter_byte"};
+const std::set<std::string> kEncoderMetrics = {"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman"};
 
 bool is_parameter(const std::string& k) {
-    return k == "recipe" || kStringParameters.count(k) || kIntegerParameters.count(k) || kNumberParameters.count(k);
+    return k == "recipe" || k == "menu" || kStringParameters.count(k) || kIntegerParameters.count(k) || kNumberParameters.count(k);
 }
 
 [[noreturn]] void bad(const std::string& file, const std::string& field, const std::string& what) {
@@ -47,8 +48,19 @@ void check_parameter(const std::string& file, const std::string& field, const st
     // A recipe is a preset name or a recipe file path, or the recipe itself (docs/RECIPES.md) with a "name".
     if (key == "recipe" && !v.is_string() && !(v.is_object() && v.contains("name") && v["name"].is_string()))
         bad(file, field, "must be a preset name, a recipe file or a recipe object with a \"name\"");
-    if (key == "method" && v != "ptq" && v != "qat" && v != "qad" && v != "fp-then-qat")
-        bad(file, field, "must be ptq, qat, qad or fp-then-qat");
+    if (key == "method" && v != "ptq" && v != "qat" && v != "qad" && v != "fp-then-qat" && v != "mixed")
+        bad(file, field, "must be ptq, qat, qad, fp-then-qat or mixed");
+    if (key == "bits" && !(v.get<double>() > 0 && v.get<double>() <= 32)) bad(file, field, "must be a budget above 0 and at most 32 bits per parameter");
+    if (key == "menu") {
+        if (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const json& m) { return m.is_string() && !m.get<std::string>().empty(); }))
+            bad(file, field, "must be a non-empty list of formats (NVFP4, FP8, MXFP8, MXFP4, BF16, or presets / recipe files)");
+        if (std::none_of(v.begin(), v.end(), [](const json& m) { return m == "BF16"; }))
+            bad(file, field, "must list BF16: the search can always keep a layer unquantized");
+        if (v.size() < 2) bad(file, field, "must list a format to quantize with besides BF16");
+        std::set<std::string> seen;
+        for (const json& m : v)
+            if (!seen.insert(m.get<std::string>()).second) bad(file, field, "lists " + m.get<std::string>() + " twice");
+    }
     if (key == "qat_fraction" && !(v.get<double>() > 0 && v.get<double>() < 1)) bad(file, field, "must be between 0 and 1");
     if (key == "qat_bits" && (v.get<int64_t>() < 1 || v.get<int64_t>() > 16)) bad(file, field, "must be from 1 to 16");
     if (key == "steps" && v.get<int64_t>() == 0) bad(file, field, "must be at least 1");
@@ -58,6 +70,11 @@ void check_parameter(const std::string& file, const std::string& field, const st
 // How a grid value appears in a cell key: strings as they are, recipes by name, numbers as JSON.
 std::string value_text(const json& v) {
     if (v.is_object()) return v["name"].get<std::string>();
+    if (v.is_array()) {  // a menu: NVFP4+FP8+BF16
+        std::string out;
+        for (const json& e : v) out += (out.empty() ? "" : "+") + (e.is_string() ? e.get<std::string>() : e.dump());
+        return out;
+    }
     return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
@@ -73,11 +90,13 @@ RunParameters to_parameters(const json& p) {
         r.recipe = p["recipe"].get<std::string>();
     }
     s("method", r.method), s("model", r.model), s("data", r.data), s("eval_data", r.eval_data);
-    s("calib", r.calib), s("schedule", r.schedule);
+    s("calib", r.calib), s("schedule", r.schedule), s("pairs", r.pairs);
     i("steps", r.steps), i("batch_size", r.batch_size), i("eval_samples", r.eval_samples);
     i("calib_samples", r.calib_samples), i("fp_steps", r.fp_steps), i("warmup_steps", r.warmup_steps);
     i("total_steps", r.total_steps), i("qat_bits", r.qat_bits);
     d("lr", r.lr), d("temperature", r.temperature), d("ce_weight", r.ce_weight), d("qat_fraction", r.qat_fraction);
+    d("bits", r.bits);
+    if (p.contains("menu")) r.menu = p["menu"].get<std::vector<std::string>>();
     return r;
 }
 
@@ -99,6 +118,11 @@ std::map<std::string, std::string> parse_selector(const std::string& file, const
 
 }  // namespace
 
+bool is_encoder_metric(const std::string& metric) { return kEncoderMetrics.count(metric) > 0; }
+bool is_token_model_metric(const std::string& metric) {
+    return kTokenModelMetrics.count(metric) > 0 || metric.rfind("exact_match/", 0) == 0;
+}
+
 std::string sha256_hex(const std::string& bytes) {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
@@ -114,13 +138,71 @@ std::string sha256_hex(const std::string& bytes) {
 
 namespace {
 
-ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverrides& o) {
+// A template's encoder form (docs/EXPERIMENTS.md "Encoders"): the same study where it applies to
+// a sentence encoder. QAT is refused by the trainer for encoders, so QAT cells (and the
+// comparisons naming them) go, and a template whose runs are all QAT, or whose grid varies the
+// synthetic data, has none. The data are the caller's sentences (--data), the metrics the
+// encoder's.
+void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides& o) {
+    const std::string forms = "templates with an encoder form: qad-vs-qat, nvfp4-vs-mxfp4, bits-frontier";
+    json& base = j["base"];
+    const bool grid_list = j["grid"].is_array();
+    const json grids = grid_list ? j["grid"] : json::array({j["grid"]});
+    const auto is_qat = [](const json& m) { return m == "qat" || m == "fp-then-qat"; };
+    json kept_grids = json::array();
+    for (json grid : grids) {
+        const bool qat_base = base.contains("method") && is_qat(base["method"]);
+        if (qat_base && !grid.contains("method"))
+            throw UserError(file + " has no sentence-encoder form: its runs are QAT, which the trainer refuses for an encoder (" +
+                            forms + ")");
+        for (const char* axis : {"data", "calib", "eval_data"})
+            if (grid.contains(axis))
+                throw UserError(file + " has no sentence-encoder form: its grid varies the synthetic data (grid." + axis +
+                                "; " + forms + ")");
+        if (grid.contains("method")) {
+            json kept = json::array();
+            for (const json& m : grid["method"])
+                if (!is_qat(m)) kept.push_back(m);
+            if (kept.empty()) continue;  // a grid of QAT cells only
+            grid["method"] = kept;
+        }
+        // The demo's budgets are below what an encoder's 16-bit embedding table allows (MiniLM:
+        // 11.7 of its 22.7 M parameters, so NVFP4 everywhere else still gives above 10 bits per
+        // parameter, FP8 about 12).
+        if (grid.contains("bits")) grid["bits"] = json::array({11, 12, 13});
+        kept_grids.push_back(grid);
+    }
+    if (kept_grids.empty()) throw UserError(file + " has no sentence-encoder form: every cell is QAT (" + forms + ")");
+    if (o.data.empty())
+        throw UserError(file + " on a sentence encoder needs its sentences: --data FILE (one sentence per line, e.g. "
+                               "scripts/make-sentence-corpus; the last tenth is held out)");
+    j["grid"] = grid_list ? kept_grids : kept_grids[0];
+    if (j.contains("comparisons")) {
+        json comparisons = json::array();
+        for (const json& c : j["comparisons"]) {
+            const bool names_qat = (c["a"].contains("method") && is_qat(c["a"]["method"])) ||
+                                   (c["b"].contains("method") && is_qat(c["b"]["method"])) ||
+                                   c["a"].contains("bits") || c["b"].contains("bits");
+            if (!names_qat) comparisons.push_back(c);
+        }
+        j["comparisons"] = comparisons;
+    }
+    bool bits = false;
+    for (const json& m : j.value("metrics", json::array())) bits = bits || m == "bits_per_parameter";
+    json metrics = json::array({"cosine_mean", "cosine_p5", "cosine_min"});
+    if (!o.pairs.empty()) metrics.push_back("spearman"), metrics.push_back("fp_spearman");
+    if (bits) metrics.push_back("bits_per_parameter");
+    j["metrics"] = metrics;
+}
+
+ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverrides& o, bool is_template) {
     if (!j.is_object()) throw UserError("experiment '" + file + "': the file must hold one JSON object");
     for (const auto& [k, v] : j.items())
         if (!kTopKeys.count(k)) bad(file, k, "is not an experiment field (docs/EXPERIMENTS.md lists them)");
     if (!j.contains("quantlab_experiment") || j["quantlab_experiment"] != 1)
         bad(file, "quantlab_experiment", "must be 1 (the format version this QuantLab reads)");
     ExperimentSpec spec;
+    spec.file = file;
     auto str = [&](const char* k, std::string& out, bool required) {
         if (!j.contains(k)) {
             if (required) bad(file, k, "is missing");
@@ -153,53 +235,87 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
     if (!o.model.empty()) base["model"] = o.model;
     if (o.steps > 0) base["steps"] = o.steps;
     if (o.eval_samples > 0) base["eval_samples"] = o.eval_samples;
+    if (!o.data.empty()) {
+        base["data"] = o.data;
+        base.erase("calib"), base.erase("eval_data");
+    }
+    if (!o.pairs.empty()) base["pairs"] = o.pairs;
     j["base"] = base;
+    if (is_template && o.encoder) {
+        if (!j.contains("grid")) j["grid"] = json::object();
+        to_encoder_form(j, file, o);
+        base = j["base"];
+    }
     for (const auto& [k, v] : base.items()) check_parameter(file, "base." + k, k, v);
 
-    const json grid = j.value("grid", json::object());
-    if (!grid.is_object()) bad(file, "grid", "must be an object of run parameter -> list of values");
-    std::size_t cell_count = 1;
-    for (const auto& [k, values] : grid.items()) {
-        if (!values.is_array() || values.empty()) bad(file, "grid." + k, "must be a non-empty list of values");
-        std::set<std::string> seen;
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            check_parameter(file, "grid." + k + "[" + std::to_string(i) + "]", k, values[i]);
-            if (!seen.insert(value_text(values[i])).second) bad(file, "grid." + k, "lists " + value_text(values[i]) + " twice");
+    // The grid: one object of axes (their cross product), or a list of such objects whose cells
+    // are joined (uniform recipes beside mixed-precision budgets). A cell's key and values name
+    // the axes of its own grid.
+    const json grid_field = j.value("grid", json::object());
+    if (!grid_field.is_object() && !(grid_field.is_array() && !grid_field.empty()))
+        bad(file, "grid", "must be an object of run parameter -> list of values, or a non-empty list of such objects");
+    const bool grid_list = grid_field.is_array();
+    const json grids = grid_list ? grid_field : json::array({grid_field});
+    json all_values = json::object();  // axis -> every value any grid lists (comparisons select from them)
+    std::set<std::string> keys;
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+        const json& grid = grids[g];
+        const std::string where = grid_list ? "grid[" + std::to_string(g) + "]" : "grid";
+        if (!grid.is_object()) bad(file, where, "must be an object of run parameter -> list of values");
+        std::vector<std::string> axes;
+        std::size_t cell_count = 1;
+        for (const auto& [k, values] : grid.items()) {
+            if (!values.is_array() || values.empty()) bad(file, where + "." + k, "must be a non-empty list of values");
+            std::set<std::string> seen;
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                check_parameter(file, where + "." + k + "[" + std::to_string(i) + "]", k, values[i]);
+                if (!seen.insert(value_text(values[i])).second) bad(file, where + "." + k, "lists " + value_text(values[i]) + " twice");
+                if (!all_values.contains(k)) all_values[k] = json::array();
+                json& known = all_values[k];
+                if (std::none_of(known.begin(), known.end(), [&](const json& a) { return value_text(a) == value_text(values[i]); }))
+                    known.push_back(values[i]);
+            }
+            axes.push_back(k);  // nlohmann::json keeps keys sorted
+            if (std::find(spec.axes.begin(), spec.axes.end(), k) == spec.axes.end()) spec.axes.push_back(k);
+            cell_count *= values.size();
+            if (cell_count + spec.cells.size() > 10000) bad(file, "grid", "has more than 10000 cells");
         }
-        spec.axes.push_back(k);  // nlohmann::json keeps keys sorted
-        cell_count *= values.size();
-        if (cell_count > 10000) bad(file, "grid", "has more than 10000 cells");
+        for (std::size_t index = 0; index < cell_count; ++index) {
+            Cell c;
+            json params = base;
+            std::size_t rest = index;
+            // Row-major: the last axis varies fastest.
+            std::vector<std::size_t> pick(axes.size());
+            for (std::size_t a = axes.size(); a-- > 0;) {
+                const json& values = grid[axes[a]];
+                pick[a] = rest % values.size();
+                rest /= values.size();
+            }
+            for (std::size_t a = 0; a < axes.size(); ++a) {
+                const json& v = grid[axes[a]][pick[a]];
+                params[axes[a]] = v;
+                c.values[axes[a]] = value_text(v);
+                c.key += (a ? "," : "") + axes[a] + "=" + value_text(v);
+            }
+            if (c.key.empty()) c.key = "base";
+            if (!keys.insert(c.key).second) bad(file, where, "makes the cell " + c.key + " that another grid of the list makes");
+            c.parameters = to_parameters(params);
+            if (c.parameters.method == "mixed" && !(c.parameters.bits > 0))
+                bad(file, grid.contains("bits") ? where + ".bits" : "base.bits",
+                    "is missing for cell " + c.key + ": a mixed cell needs a budget in bits per parameter");
+            c.parameters_json = params.dump();
+            spec.cells.push_back(std::move(c));
+        }
     }
-
-    for (std::size_t index = 0; index < cell_count; ++index) {
-        Cell c;
-        json params = base;
-        std::size_t rest = index;
-        // Row-major: the last axis varies fastest.
-        std::vector<std::size_t> pick(spec.axes.size());
-        for (std::size_t a = spec.axes.size(); a-- > 0;) {
-            const json& values = grid[spec.axes[a]];
-            pick[a] = rest % values.size();
-            rest /= values.size();
-        }
-        for (std::size_t a = 0; a < spec.axes.size(); ++a) {
-            const json& v = grid[spec.axes[a]][pick[a]];
-            params[spec.axes[a]] = v;
-            c.values[spec.axes[a]] = value_text(v);
-            c.key += (a ? "," : "") + spec.axes[a] + "=" + value_text(v);
-        }
-        if (c.key.empty()) c.key = "base";
-        c.parameters = to_parameters(params);
-        c.parameters_json = params.dump();
-        spec.cells.push_back(std::move(c));
-    }
+    std::sort(spec.axes.begin(), spec.axes.end());
+    const json& grid = all_values;
 
     const json metrics = j.value("metrics", json::array({"exact_match", "kl"}));
     if (!metrics.is_array() || metrics.empty()) bad(file, "metrics", "must be a non-empty list of metric names");
     for (const json& m : metrics) {
         if (!m.is_string()) bad(file, "metrics", "must list strings");
         const std::string name = m.get<std::string>();
-        if (!kMetrics.count(name) && name.rfind("exact_match/", 0) != 0)
+        if (!is_token_model_metric(name) && !is_encoder_metric(name) && name != "bits_per_parameter")
             bad(file, "metrics", "names an unknown metric '" + name + "' (docs/EXPERIMENTS.md lists them)");
         spec.metrics.push_back(name);
     }
@@ -243,13 +359,14 @@ ExperimentSpec parse_experiment(const std::string& json_text, const std::string&
     } catch (const StrictJsonError& e) {
         throw UserError("experiment '" + file + "' is not valid JSON: " + e.what());
     }
-    return parse_json(std::move(j), file, {});
+    return parse_json(std::move(j), file, {}, false);
 }
 
 ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides) {
     std::string text, file = template_or_file;
     const std::vector<std::string> names = experiment_template_names();
-    if (std::find(names.begin(), names.end(), template_or_file) != names.end()) {
+    const bool is_template = std::find(names.begin(), names.end(), template_or_file) != names.end();
+    if (is_template) {
         text = experiment_template_json(template_or_file);
         file = "template " + template_or_file;
     } else {
@@ -270,7 +387,7 @@ ExperimentSpec load_experiment(const std::string& template_or_file, const Experi
     } catch (const StrictJsonError& e) {
         throw UserError("experiment '" + file + "' is not valid JSON: " + e.what());
     }
-    return parse_json(std::move(j), file, overrides);
+    return parse_json(std::move(j), file, overrides, is_template);
 }
 
 ExperimentSpec load_experiment(const std::string& template_or_file) { return load_experiment(template_or_file, {}); }

@@ -14,13 +14,15 @@ namespace ql::experiments {
 
 // One run's parameters: the base merged with one grid cell. Field names are the JSON keys.
 struct RunParameters {
-    std::string method = "ptq";          // ptq | qat | qad | fp-then-qat (a demo from scratch, then QAT)
+    std::string method = "ptq";          // ptq | qat | qad | fp-then-qat (a demo from scratch, then QAT) |
+                                         // mixed (the sensitivity search's per-layer plan, then PTQ with it)
     std::string model = "demo";          // HF folder or "demo"
     std::string recipe = "NVFP4_DEFAULT";  // a preset, a recipe file, or (recipe_json set) the inline recipe's name
     std::string recipe_json;             // an inline recipe object of the experiment file ("" = none)
     std::string data = "synthetic:arith";  // training data (qat/qad); calibration data for ptq
     std::string eval_data;               // "" = data's validation split
     std::string calib;                   // PTQ calibration data ("" = data)
+    std::string pairs;                   // sentence encoders: a pairs file scored for spearman ("" = none)
     int64_t steps = 100;                 // training steps (qat/qad)
     int64_t batch_size = 32;
     int64_t eval_samples = 500;          // 0 = the data's default (1500 synthetic problems)
@@ -37,6 +39,12 @@ struct RunParameters {
     int64_t total_steps = 0;
     double qat_fraction = 0;
     int64_t qat_bits = 4;
+    // mixed: the budget in effective bits per parameter of the whole model (block and global
+    // scales counted; what PTQ reports as bits_per_parameter), and the formats the search picks
+    // from per layer: NVFP4, FP8, MXFP8, MXFP4, BF16 (BF16 = the layer stays unquantized; it must
+    // be listed: the search can always keep a layer in BF16) or any preset / recipe file.
+    double bits = 0;
+    std::vector<std::string> menu = {"NVFP4", "FP8", "BF16"};
 };
 
 struct Cell {
@@ -54,6 +62,7 @@ struct Comparison {
 };
 
 struct ExperimentSpec {
+    std::string file;        // where it came from, as errors name it ("e.json", "template qad-vs-qat")
     std::string name;        // [a-z0-9-]+, names the experiment in the project
     std::string title;       // one line for people
     std::string claim;       // what the source found
@@ -88,8 +97,23 @@ struct ExperimentOverrides {
     std::string model;
     int64_t steps = 0;
     int64_t eval_samples = 0;
+    std::string data;   // every run's data: training, calibration and held-out (base.data; base.calib
+                        // and base.eval_data are dropped so that they follow it)
+    std::string pairs;  // base.pairs (sentence encoders)
+    // The model is a sentence encoder (the caller knows: engine/api/experiment_api.h
+    // model_is_sentence_encoder). A template then takes its encoder form (docs/EXPERIMENTS.md
+    // "Encoders"): QAT cells dropped (the trainer refuses QAT of an encoder), the metrics the
+    // encoder ones. An experiment file is kept as written (and checked against its model).
+    bool encoder = false;
 };
 ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides);
+
+// What a run of a sentence encoder reports (embedding cosine to the FP model; spearman and
+// fp_spearman with a pairs file), and what only a token model's run reports (exact_match,
+// exact_match/<domain>, accuracy, kl, agreement, loss and the fp-then-qat ones).
+// bits_per_parameter is both.
+bool is_encoder_metric(const std::string& metric);
+bool is_token_model_metric(const std::string& metric);
 
 // Every cell × replicate, replicate-major (all cells of replicate 0 first), so a stopped
 // experiment has whole replicates of every cell rather than all replicates of a few cells.

@@ -77,18 +77,21 @@ const std::vector<std::pair<std::string, std::string>>& templates() {
         {"bits-frontier", R"({
   "quantlab_experiment": 1,
   "name": "bits-frontier",
-  "title": "Accuracy and KL against effective bits per weight (block and global scales counted), uniform recipes",
+  "title": "Accuracy and KL against effective bits per weight (block and global scales counted), uniform recipes and mixed precision",
   "claim": "Per-layer mixed precision over {NVFP4, FP8, BF16} dominates uniform recipes at every bit budget; adding FP8 to the {NVFP4, BF16} menu helps at every budget.",
   "source": "NVIDIA Model Optimizer AutoQuantize (mtq.auto_quantize) documentation and examples",
   "analysis": "frontier",
   "replicates": 2,
   "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "eval_data": "synthetic:arith",
            "eval_samples": 500, "calib_samples": 64},
-  "grid": {"recipe": ["MXFP4", "NVFP4_DEFAULT", "NVFP4_MLP_ONLY", "MXFP8", "FP8_DEFAULT"]},
+  "grid": [{"recipe": ["MXFP4", "NVFP4_DEFAULT", "NVFP4_MLP_ONLY", "MXFP8", "FP8_DEFAULT"]},
+           {"method": ["mixed"], "bits": [5, 6, 7], "menu": [["NVFP4", "FP8", "BF16"], ["NVFP4", "BF16"]]}],
   "metrics": ["kl", "exact_match", "agreement", "bits_per_parameter"],
   "comparisons": [
     {"name": "NVFP4 MLP-only − NVFP4", "a": {"recipe": "NVFP4_MLP_ONLY"}, "b": {"recipe": "NVFP4_DEFAULT"}},
-    {"name": "FP8 − MXFP8", "a": {"recipe": "FP8_DEFAULT"}, "b": {"recipe": "MXFP8"}}
+    {"name": "FP8 − MXFP8", "a": {"recipe": "FP8_DEFAULT"}, "b": {"recipe": "MXFP8"}},
+    {"name": "FP8 in the menu", "a": {"menu": "NVFP4+FP8+BF16"}, "b": {"menu": "NVFP4+BF16"}},
+    {"name": "mixed 6 − 5 bits", "a": {"bits": 6}, "b": {"bits": 5}}
   ]
 })"},
         {"data-robustness", R"({

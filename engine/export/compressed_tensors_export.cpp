@@ -157,13 +157,13 @@ std::string ct_config_with_quantization(const std::string& config_json, const st
     return config.dump(2) + "\n";
 }
 
-FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
-                                             bool force, JobSink& sink, const CancellationToken& cancel,
-                                             const FolderCheck& before_commit) {
+namespace {
+
+// The layers the export writes (in the model's order) and the Linear layers it leaves in high
+// precision (`ignore`, sorted); UserError for what compressed-tensors cannot represent.
+void collect_ct_layers(const QuantizedModel& q, std::vector<CtExportLayer>& layers, std::vector<LayerQuantizer*>& quantizers,
+                       std::vector<std::string>& excluded) {
     const Model& model = q.model();
-    std::vector<CtExportLayer> layers;
-    std::vector<LayerQuantizer*> quantizers;
-    std::vector<std::string> excluded;
     std::set<const void*> embedding_storage;
     for (const EmbeddingLayer* e : model.embedding_layers()) embedding_storage.insert(e->weight.data_ptr());
     for (const auto& lp : q.layers()) {
@@ -185,6 +185,49 @@ FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std:
     }
     std::sort(excluded.begin(), excluded.end());
     if (layers.empty()) throw UserError("compressed-tensors export: the model has no quantized layer (nothing to export as low-bit)");
+}
+
+}  // namespace
+
+nlohmann::json ct_plan_quantization_config(const QuantizedModel& q) {
+    std::vector<CtExportLayer> layers;
+    std::vector<LayerQuantizer*> quantizers;
+    std::vector<std::string> excluded;
+    collect_ct_layers(q, layers, quantizers, excluded);
+    const std::optional<KvCacheScales> no_kv;  // a plan carries no calibrated KV-cache scales
+    return json::parse(ct_config_with_quantization("{}", layers, excluded, no_kv, "plan"))["quantization_config"];
+}
+
+std::map<std::string, CtScheme> ct_layer_schemes(const nlohmann::json& qc, const std::string& where) {
+    if (!qc.is_object() || !qc.contains("config_groups") || !qc["config_groups"].is_object())
+        throw UserError(where + ": no config_groups object (a compressed-tensors quantization_config)");
+    std::map<std::string, CtScheme> out;
+    for (const auto& [name, g] : qc["config_groups"].items()) {
+        const std::string at = where + ": config_groups." + name;
+        if (!g.is_object() || !g.contains("weights") || !g.contains("targets") || !g["targets"].is_array() ||
+            !g.contains("format") || !g["format"].is_string())
+            throw UserError(at + " needs weights, targets and format");
+        CtScheme s;
+        s.format = g["format"].get<std::string>();
+        s.weights = ct_args_from_json(g["weights"], at + ".weights");
+        if (g.contains("input_activations") && !g["input_activations"].is_null())
+            s.input = ct_args_from_json(g["input_activations"], at + ".input_activations");
+        for (const json& t : g["targets"]) {
+            if (!t.is_string()) throw UserError(at + ".targets must list module names");
+            if (!out.emplace(t.get<std::string>(), s).second) throw UserError(at + ": module " + t.get<std::string>() + " is in two groups");
+        }
+    }
+    return out;
+}
+
+FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std::string& source_folder, const std::string& out,
+                                             bool force, JobSink& sink, const CancellationToken& cancel,
+                                             const FolderCheck& before_commit) {
+    const Model& model = q.model();
+    std::vector<CtExportLayer> layers;
+    std::vector<LayerQuantizer*> quantizers;
+    std::vector<std::string> excluded;
+    collect_ct_layers(q, layers, quantizers, excluded);
     const std::optional<KvCacheScales>& kv = q.kv_cache_scales();
     if (kv && kv->format != "fp8_e4m3")
         throw UserError("compressed-tensors export: a " + kv->format + " KV cache has no compressed-tensors kv_cache_scheme vLLM "

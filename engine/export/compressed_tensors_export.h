@@ -12,6 +12,7 @@
 // keys as compressed-tensors writes it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,6 +47,15 @@ FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std:
 std::string ct_config_with_quantization(const std::string& config_json, const std::vector<CtExportLayer>& layers,
                                         const std::vector<std::string>& excluded, const std::optional<KvCacheScales>& kv,
                                         const std::string& where);
+
+// A recipe's per-layer plan as compressed-tensors' quantization_config for the model `q` wraps:
+// the config_groups (one per distinct scheme, `targets` the module names) and `ignore` list
+// export_compressed_tensors writes into config.json, without calibrating or packing (schemes
+// only). UserError as the export for a layer without a compressed-tensors scheme.
+nlohmann::json ct_plan_quantization_config(const QuantizedModel& q);
+// The per-layer schemes a quantization_config's config_groups give (the round trip of the
+// above; UserError naming `where` for a malformed group or a module in two groups).
+std::map<std::string, CtScheme> ct_layer_schemes(const nlohmann::json& quantization_config, const std::string& where);
 
 // QuantizationArgs as compressed-tensors serialises them (null fields omitted), and back (the
 // doctor): UserError naming `where` for unknown keys or values, as compressed-tensors'

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
 #include "tests/app/cli_test_demo.h"
+#include "tests/peer_paths.h"
 
 namespace ql::test {
 namespace {
@@ -141,6 +143,151 @@ TEST_F(CliExperiment, BadExperimentsExitWithOneLineNamingTheFileAndField) {
     const CliResult tpl = run_cli({"experiment", "template", "nvfp4-vs-mxfp4"});
     ASSERT_EQ(tpl.exit_code, 0);
     EXPECT_EQ(json::parse(tpl.out)["name"], "nvfp4-vs-mxfp4");
+    fs::remove_all(dir);
+}
+
+// The first `lines` sentences of the CMake-manuals corpus (scripts/make-sentence-corpus).
+std::string sentence_corpus(const std::string& dir, int lines) {
+    const std::string path = dir + "/corpus.txt";
+    const std::string command = "'" + std::string(QUANTLAB_SOURCE_DIR) + "/scripts/make-sentence-corpus' '" + path + "' " +
+                                std::to_string(lines) + " >/dev/null 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return path;
+}
+
+const json* cell_metric(const json& result, const std::string& cell, const std::string& metric) {
+    for (const json& c : result["cells"])
+        if (c["cell"] == cell && c["metrics"].contains(metric)) return &c["metrics"][metric];
+    return nullptr;
+}
+
+// An encoder experiment on the real all-MiniLM-L6-v2: PTQ with FP8 and NVFP4, one replicate,
+// scored by embedding cosine to the FP model on held-out sentences and by the pairs' Spearman.
+TEST_F(CliExperiment, EncoderRunsReportEmbeddingCosineAndSpearmanOnTheRealMiniLm) {
+    const std::string dir = make_temp_dir(), project = dir + "/p.qlab", corpus = sentence_corpus(dir, 80);
+    const std::string pairs = std::string(QUANTLAB_TEST_DATA_DIR) + "/sentences/pairs.tsv";
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "minilm-formats", "replicates": 1,
+        "base": {"model": ")" << minilm_dir() << R"(", "method": "ptq", "data": ")" << corpus << R"(",
+                 "pairs": ")" << pairs << R"(", "calib_samples": 16},
+        "grid": {"recipe": ["FP8_DEFAULT", "NVFP4_DEFAULT"]},
+        "metrics": ["cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman", "bits_per_parameter"],
+        "comparisons": [{"a": {"recipe": "FP8_DEFAULT"}, "b": {"recipe": "NVFP4_DEFAULT"}}]})";
+    const CliResult r = run_cli({"experiment", "run", dir + "/e.json", "--project", project, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["ran_now"], 2);
+    const json* fp8 = cell_metric(j, "recipe=FP8_DEFAULT", "cosine_mean");
+    const json* nvfp4 = cell_metric(j, "recipe=NVFP4_DEFAULT", "cosine_mean");
+    ASSERT_TRUE(fp8 && nvfp4) << r.out;
+    for (const json* m : {fp8, nvfp4}) {
+        EXPECT_GT((*m)["mean"].get<double>(), 0.9);
+        EXPECT_LE((*m)["mean"].get<double>(), 1.0 + 1e-6);
+        EXPECT_EQ((*m)["interval"], "none");  // one replicate of a cosine: no interval
+    }
+    EXPECT_GT((*fp8)["mean"].get<double>(), (*nvfp4)["mean"].get<double>());
+    for (const char* cell : {"recipe=FP8_DEFAULT", "recipe=NVFP4_DEFAULT"}) {
+        const json* p5 = cell_metric(j, cell, "cosine_p5");
+        const json* min = cell_metric(j, cell, "cosine_min");
+        const json* mean = cell_metric(j, cell, "cosine_mean");
+        ASSERT_TRUE(p5 && min) << cell;
+        EXPECT_LE((*min)["mean"].get<double>(), (*p5)["mean"].get<double>()) << cell;
+        EXPECT_LE((*p5)["mean"].get<double>(), (*mean)["mean"].get<double>()) << cell;
+        const json* spearman = cell_metric(j, cell, "spearman");
+        const json* fp_spearman = cell_metric(j, cell, "fp_spearman");
+        ASSERT_TRUE(spearman && fp_spearman) << cell;
+        // The FP model ranks the hand-scored pairs well (0.86, cli_encoder_test); quantized close to it.
+        EXPECT_GT((*fp_spearman)["mean"].get<double>(), 0.8) << cell;
+        EXPECT_NEAR((*spearman)["mean"].get<double>(), (*fp_spearman)["mean"].get<double>(), 0.1) << cell;
+        EXPECT_GT(cell_metric(j, cell, "bits_per_parameter")->at("mean").get<double>(), 10.0) << cell;  // 16-bit embeddings
+    }
+    ASSERT_EQ(j["comparisons"].size(), 1u);
+    EXPECT_GT(j["comparisons"][0]["metrics"]["cosine_mean"]["difference"].get<double>(), 0.0);
+
+    // A template on the encoder takes its encoder form: qad-vs-qat is PTQ vs QAD (no QAT of an
+    // encoder), scored by cosine; two QAD steps.
+    const CliResult q = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--data", corpus, "--project",
+                                 dir + "/q.qlab", "--replicates", "1", "--steps", "2", "--json"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    const json qj = json::parse(q.out);
+    ASSERT_EQ(qj["cells"].size(), 2u);
+    EXPECT_EQ(qj["metrics"], json::array({"cosine_mean", "cosine_p5", "cosine_min"}));
+    for (const char* cell : {"method=ptq", "method=qad"}) {
+        const json* m = cell_metric(qj, cell, "cosine_mean");
+        ASSERT_TRUE(m) << cell << q.out;
+        EXPECT_GT((*m)["mean"].get<double>(), 0.9) << cell;
+        EXPECT_LE((*m)["mean"].get<double>(), 1.0 + 1e-6) << cell;
+    }
+    ASSERT_EQ(qj["comparisons"].size(), 1u);
+    EXPECT_EQ(qj["comparisons"][0]["name"], "QAD − PTQ");
+    const CliResult no_data = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--project", dir + "/q.qlab"});
+    EXPECT_EQ(no_data.exit_code, 1);
+    EXPECT_NE(no_data.err.find("--data"), std::string::npos) << no_data.err;
+
+    // Decoder metrics asked of the encoder: one line naming the file and field, before any run.
+    std::ofstream(dir + "/bad.json") << R"({"quantlab_experiment": 1, "name": "bad", "base": {"model": ")" << minilm_dir()
+                                      << R"(", "data": ")" << corpus << R"("}, "metrics": ["cosine_mean", "exact_match"]})";
+    const CliResult bad = run_cli({"experiment", "run", dir + "/bad.json", "--project", dir + "/bad.qlab"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find(dir + "/bad.json"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("metrics[1]"), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(dir + "/bad.qlab"));
+    fs::remove_all(dir);
+}
+
+// A mixed-precision run on the demo: the search's plan stays within the budget in bits per
+// parameter, mixes formats, and is the run's recipe in the project.
+TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {
+    const std::string dir = make_temp_dir(), project = dir + "/p.qlab";
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "mixed", "replicates": 1,
+        "base": {"model": "demo", "method": "mixed", "data": "synthetic:arith", "calib_samples": 32, "eval_samples": 40},
+        "grid": {"bits": [6]},
+        "metrics": ["kl", "exact_match", "bits_per_parameter"]})";
+    const CliResult r = run_cli({"experiment", "run", dir + "/e.json", "--project", project, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    const json* bits = cell_metric(j, "bits=6", "bits_per_parameter");
+    ASSERT_TRUE(bits) << r.out;
+    EXPECT_LE((*bits)["mean"].get<double>(), 6.0);
+    EXPECT_GT((*bits)["mean"].get<double>(), 4.0);
+    ASSERT_TRUE(cell_metric(j, "bits=6", "kl"));
+    const projects::ProjectFile p = projects::ProjectFile::open(project, projects::OpenMode::ReadOnly);
+    ASSERT_EQ(p.runs().size(), 1u);
+    const projects::RunRecord run = p.runs()[0];
+    EXPECT_EQ(run.kind, "mixed");
+    ASSERT_TRUE(run.recipe_id.has_value());
+    const projects::RecipeRecord recipe = p.recipe(*run.recipe_id);
+    EXPECT_EQ(recipe.name.rfind("MIXED_6B_NVFP4+FP8+BF16", 0), 0u) << recipe.name;
+    std::set<std::string> formats;
+    const json plan = json::parse(recipe.json);
+    for (const json& entry : plan["quant_cfg"]) {
+        const std::string name = entry["quantizer_name"];
+        if (name.size() > 17 && name.substr(name.size() - 17) == ".weight_quantizer" && entry.contains("cfg"))
+            formats.insert(entry["cfg"]["format"].get<std::string>());
+    }
+    // Between NVFP4 (4.5 bits per weight) and FP8 (8): both, layer by layer.
+    EXPECT_EQ(formats, (std::set<std::string>{"nvfp4", "fp8_e4m3"})) << recipe.json;
+
+    // The plan as compressed-tensors config_groups (recipe export --run): every planned layer in
+    // the group of its format, with the same module name.
+    const CliResult ct = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as",
+                                  "compressed-tensors", "--out", dir + "/qc.json", "--json"});
+    ASSERT_EQ(ct.exit_code, 0) << ct.err;
+    std::map<std::string, std::string> planned, exported;  // layer -> weight format
+    for (const json& entry : plan["quant_cfg"]) {
+        const std::string name = entry["quantizer_name"];
+        if (name.size() > 17 && name.substr(name.size() - 17) == ".weight_quantizer" && entry.contains("cfg"))
+            planned[name.substr(0, name.size() - 17)] = entry["cfg"]["format"];
+    }
+    const json qc = json::parse(slurp(dir + "/qc.json"));
+    for (const auto& [group, g] : qc["config_groups"].items())
+        for (const json& t : g["targets"]) exported[t.get<std::string>()] = g["format"].get<std::string>();
+    ASSERT_EQ(exported.size(), planned.size()) << qc.dump();
+    for (const auto& [layer, format] : planned)
+        EXPECT_EQ(exported[layer], format == "nvfp4" ? "nvfp4-pack-quantized" : "float-quantized") << layer;
+    EXPECT_EQ(json::parse(ct.out)["quantized_layers"], planned.size());
+    const CliResult other = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as", "gguf"});
+    EXPECT_EQ(other.exit_code, 1);
+    EXPECT_NE(other.err.find("compressed-tensors"), std::string::npos) << other.err;
     fs::remove_all(dir);
 }
 

@@ -8,7 +8,9 @@
 #include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -341,6 +343,43 @@ TEST(CompressedTensorsExport, MixedRecipesWriteOneConfigGroupPerScheme) {
     EXPECT_EQ(e.ckpt.info("model.layers.0.self_attn.o_proj.weight").dtype, SafetensorsDtype::F32);
     EXPECT_EQ(e.ckpt.info("model.layers.0.mlp.down_proj.weight_packed").dtype, SafetensorsDtype::I32);
     fs::remove_all(e.dir);
+}
+
+// A per-layer plan (as an experiment's mixed-precision search writes it: one entry per layer,
+// the rest off) as config_groups, without calibrating, and back: every layer keeps its scheme,
+// the layers left in BF16 are `ignore`, and the groups are those the checkpoint export writes.
+TEST(CompressedTensorsExport, APlanSurvivesItsQuantizationConfigUnchanged) {
+    const std::string plan = R"({"name": "MIXED_6B_NVFP4+FP8+BF16", "algorithm": "max", "quant_cfg": [
+        {"quantizer_name": "*", "enable": false},
+        {"quantizer_name": "model.layers.0.self_attn.q_proj.weight_quantizer", "cfg": {"format": "nvfp4"}},
+        {"quantizer_name": "model.layers.0.self_attn.q_proj.input_quantizer", "cfg": {"format": "nvfp4"}},
+        {"quantizer_name": "model.layers.0.mlp.down_proj.weight_quantizer", "cfg": {"format": "fp8_e4m3"}},
+        {"quantizer_name": "model.layers.0.mlp.down_proj.input_quantizer", "cfg": {"format": "fp8_e4m3"}},
+        {"quantizer_name": "model.layers.1.mlp.up_proj.weight_quantizer", "cfg": {"format": "nvfp4"}},
+        {"quantizer_name": "model.layers.1.mlp.up_proj.input_quantizer", "cfg": {"format": "nvfp4"}}]})";
+    OpenedModel opened = open_model(test::tiny_llama());
+    QuantizedModel q(*opened.model, parse_recipe(plan, "plan"));
+    q.set_enabled(true);
+    const json qc = ct_plan_quantization_config(q);
+    EXPECT_EQ(qc["format"], "mixed-precision");
+    ASSERT_EQ(qc["config_groups"].size(), 2u);  // NVFP4 W4A4 (two layers), FP8 W8A8
+    const std::map<std::string, CtScheme> back = ct_layer_schemes(qc, "plan");
+    std::vector<std::string> off;
+    for (const auto& lp : q.layers()) {
+        if (!lp->weight_enabled()) {
+            off.push_back(lp->name());
+            EXPECT_EQ(back.count(lp->name()), 0u) << lp->name();
+            continue;
+        }
+        ASSERT_EQ(back.count(lp->name()), 1u) << lp->name();
+        EXPECT_TRUE(back.at(lp->name()) == ct_scheme_of(*lp)) << lp->name() << ": " << back.at(lp->name()).key();
+    }
+    EXPECT_EQ(back.size(), 3u);
+    EXPECT_EQ(back.at("model.layers.0.self_attn.q_proj").format, "nvfp4-pack-quantized");
+    EXPECT_EQ(back.at("model.layers.0.mlp.down_proj").format, "float-quantized");
+    std::sort(off.begin(), off.end());
+    EXPECT_EQ(qc["ignore"].get<std::vector<std::string>>(), off);
+    EXPECT_NE(user_error_text([&] { ct_layer_schemes(json::object(), "x.json"); }).find("x.json: no config_groups"), std::string::npos);
 }
 
 TEST(CompressedTensorsExport, KvCacheScalesAreWrittenPerAttentionWithTheScheme) {

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/api/experiment_api.h"
 #include "engine/core/errors.h"
 #include "engine/experiments/experiment_analysis.h"
 #include "engine/experiments/experiment_spec.h"
@@ -109,6 +111,188 @@ TEST(ExperimentSpec, EveryTemplateParsesAndTheOverridesApply) {
             EXPECT_EQ(json::parse(c.parameters.recipe_json)["quant_cfg"][1]["cfg"]["format"], "int4");
         }
     EXPECT_TRUE(inline_seen);
+}
+
+std::string load_error(const std::string& name, const ExperimentOverrides& o) {
+    try {
+        load_experiment(name, o);
+    } catch (const UserError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+std::string models_error(const std::string& text) {
+    try {
+        check_experiment_models(parse_experiment(text, "m.json"));
+    } catch (const UserError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+const std::string kBert = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/bert";
+const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+
+TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
+    ExperimentOverrides o;
+    o.model = kBert;
+    o.encoder = true;
+    o.data = "/data/sentences.txt";
+    o.pairs = "/data/pairs.tsv";
+    // qad-vs-qat on an encoder is PTQ vs QAD (the trainer refuses QAT of an encoder).
+    const ExperimentSpec q = load_experiment("qad-vs-qat", o);
+    ASSERT_EQ(q.cells.size(), 2u);
+    EXPECT_EQ(q.cells[0].key, "method=ptq");
+    EXPECT_EQ(q.cells[1].key, "method=qad");
+    EXPECT_EQ(q.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman"}));
+    ASSERT_EQ(q.comparisons.size(), 1u);
+    EXPECT_EQ(q.comparisons[0].name, "QAD − PTQ");
+    for (const Cell& c : q.cells) {
+        EXPECT_EQ(c.parameters.data, "/data/sentences.txt");
+        EXPECT_EQ(c.parameters.eval_data, "");  // the data's validation split
+        EXPECT_EQ(c.parameters.calib, "");
+        EXPECT_EQ(c.parameters.pairs, "/data/pairs.tsv");
+        EXPECT_EQ(c.parameters.model, kBert);
+    }
+    EXPECT_NO_THROW(check_experiment_models(q));
+    // The formats keep bits_per_parameter; the frontier's mixed budgets move above the 16-bit embeddings.
+    o.pairs.clear();
+    const ExperimentSpec f = load_experiment("bits-frontier", o);
+    EXPECT_EQ(f.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "bits_per_parameter"}));
+    std::set<double> budgets;
+    for (const Cell& c : f.cells)
+        if (c.parameters.method == "mixed") budgets.insert(c.parameters.bits);
+    EXPECT_EQ(budgets, (std::set<double>{11, 12, 13}));
+    EXPECT_NO_THROW(check_experiment_models(f));
+    EXPECT_EQ(load_experiment("nvfp4-vs-mxfp4", o).cells.size(), 5u);
+    // Templates of QAT or of the synthetic domains have none; sentences are required.
+    EXPECT_NE(load_error("cooldown-fusion", o).find("no sentence-encoder form"), std::string::npos);
+    EXPECT_NE(load_error("qat-fraction", o).find("no sentence-encoder form"), std::string::npos);
+    EXPECT_NE(load_error("data-robustness", o).find("grid.data"), std::string::npos);
+    o.data.clear();
+    EXPECT_NE(load_error("qad-vs-qat", o).find("--data"), std::string::npos);
+    // A file is kept as written (the model check below then names its fields).
+    EXPECT_EQ(parse_experiment(R"({"quantlab_experiment": 1, "name": "a", "metrics": ["cosine_mean", "spearman", "fp_spearman"]})",
+                               "a.json").metrics.size(), 3u);
+}
+
+TEST(ExperimentSpec, MetricsThatTheModelDoesNotReportAreErrorsBeforeAnyRun) {
+    const std::string bert = R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                             R"(", "data": "s.txt"}, "grid": {"method": ["ptq", "qad"]}, )";
+    EXPECT_EQ(models_error(bert + R"("metrics": ["cosine_mean", "cosine_min", "bits_per_parameter"]})"), "no error");
+    const std::string decoder_metric = models_error(bert + R"("metrics": ["cosine_mean", "exact_match"]})");
+    EXPECT_NE(decoder_metric.find("experiment 'm.json': field 'metrics[1]'"), std::string::npos) << decoder_metric;
+    EXPECT_NE(decoder_metric.find("exact_match"), std::string::npos) << decoder_metric;
+    EXPECT_NE(decoder_metric.find("sentence encoder"), std::string::npos) << decoder_metric;
+    EXPECT_NE(models_error(bert + R"("metrics": ["spearman"]})").find("pairs"), std::string::npos);
+    const std::string llama = R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kLlama +
+                              R"(", "data": "synthetic:arith"}, )";
+    EXPECT_EQ(models_error(llama + R"("metrics": ["kl", "bits_per_parameter"]})"), "no error");
+    const std::string encoder_metric = models_error(llama + R"("metrics": ["kl", "cosine_mean"]})");
+    EXPECT_NE(encoder_metric.find("field 'metrics[1]'"), std::string::npos) << encoder_metric;
+    const std::string pairs = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kLlama +
+                                           R"(", "pairs": "p.tsv"}, "metrics": ["kl"]})");
+    EXPECT_NE(pairs.find("field 'base.pairs'"), std::string::npos) << pairs;
+    // QAT of an encoder, and synthetic data for it, name the field.
+    const std::string qat = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                                         R"(", "data": "s.txt"}, "grid": {"method": ["ptq", "qat"]}, "metrics": ["cosine_mean"]})");
+    EXPECT_NE(qat.find("field 'grid.method (qat)'"), std::string::npos) << qat;
+    const std::string synthetic = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                                               R"("}, "metrics": ["cosine_mean"]})");
+    EXPECT_NE(synthetic.find("field 'base.data'"), std::string::npos) << synthetic;
+    EXPECT_TRUE(model_is_sentence_encoder(kBert));
+    EXPECT_FALSE(model_is_sentence_encoder(kLlama));
+    EXPECT_FALSE(model_is_sentence_encoder("demo"));
+}
+
+TEST(ExperimentSpec, MixedCellsNeedABudgetAndAMenuWithBf16) {
+    const ExperimentSpec f = load_experiment("bits-frontier");
+    // Uniform recipes beside mixed budgets × menus: a list of grids.
+    ASSERT_EQ(f.cells.size(), 5u + 3u * 2u);
+    EXPECT_EQ(f.cells[0].key, "recipe=MXFP4");
+    EXPECT_EQ(f.cells[5].key, "bits=5,menu=NVFP4+FP8+BF16,method=mixed");
+    EXPECT_EQ(f.cells[5].parameters.menu, (std::vector<std::string>{"NVFP4", "FP8", "BF16"}));
+    EXPECT_DOUBLE_EQ(f.cells[5].parameters.bits, 5);
+    EXPECT_EQ(f.cells[6].parameters.menu, (std::vector<std::string>{"NVFP4", "BF16"}));
+    EXPECT_EQ(f.axes, (std::vector<std::string>{"bits", "menu", "method", "recipe"}));
+    // The menu default is NVFP4, FP8 and BF16.
+    const ExperimentSpec d = parse_experiment(R"({"quantlab_experiment": 1, "name": "m", "base": {"method": "mixed", "bits": 6}})", "m");
+    EXPECT_EQ(d.cells[0].parameters.menu, (std::vector<std::string>{"NVFP4", "FP8", "BF16"}));
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "m", "base": {"method": "mixed"}})").find("'base.bits'"), std::string::npos);
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "m", "base": {"method": "mixed", "bits": 5, "menu": ["NVFP4", "FP8"]}})")
+                  .find("'base.menu' must list BF16"), std::string::npos);
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "m", "base": {"method": "mixed", "bits": 5, "menu": ["BF16"]}})")
+                  .find("'base.menu'"), std::string::npos);
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "m", "grid": [{"method": ["ptq"]}, {"method": ["ptq"]}]})")
+                  .find("'grid[1]'"), std::string::npos);
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "m", "grid": [{"bits": [0]}]})").find("'grid[0].bits[0]'"),
+              std::string::npos);
+    // Comparisons select among every grid's values, and pair within a grid.
+    std::vector<RunResult> runs;
+    for (int r = 0; r < 2; ++r)
+        for (const Cell& c : f.cells) runs.push_back({c.key, r, 1, {{"kl", c.parameters.bits + 0.1 * r}}, 10});
+    const ExperimentResult res = analyse(f, runs);
+    bool seen = false;
+    for (const auto& c : res.comparisons)
+        if (c.comparison->name == "mixed 6 − 5 bits") {
+            seen = true;
+            EXPECT_NEAR(c.metrics[0].value.mean, 1.0, 1e-12) << c.a;
+        }
+    EXPECT_TRUE(seen);
+}
+
+TEST(ExperimentAnalysis, TheMeasuredOptimumQatFractionPerBudgetBesideThePlanners) {
+    const ExperimentSpec s = parse_experiment(R"({"quantlab_experiment": 1, "name": "f", "replicates": 2,
+        "base": {"method": "fp-then-qat"}, "grid": {"total_steps": [100, 200], "qat_fraction": [0.1, 0.3, 0.5, 0.6]},
+        "metrics": ["loss", "planner_qat_fraction"]})", "f");
+    // Cell means: 100 steps loss = 3 + 2 (f − 0.25)², 200 steps 2 + (f − 0.4)²; replicates ± 0.01
+    // around them (so the means are exact). The 100-step budget lacks f = 0.6.
+    std::vector<RunResult> runs;
+    for (const Cell& c : s.cells) {
+        const double f = c.parameters.qat_fraction;
+        const bool small = c.parameters.total_steps == 100;
+        if (small && f == 0.6) continue;
+        const double loss = small ? 3 + 2 * (f - 0.25) * (f - 0.25) : 2 + (f - 0.4) * (f - 0.4);
+        for (int r = 0; r < 2; ++r)
+            runs.push_back({c.key, r, 1, {{"loss", loss + (r ? 0.01 : -0.01)}, {"planner_qat_fraction", small ? 0.12 : 0.2}}, 10});
+    }
+    const ExperimentResult res = analyse(s, runs);
+    ASSERT_EQ(res.qat_fraction_optima.size(), 2u);
+    const QatFractionOptimum& a = res.qat_fraction_optima[0];
+    EXPECT_EQ(a.group, "total_steps=100");
+    EXPECT_EQ(a.total_steps, 100);
+    ASSERT_EQ(a.points.size(), 3u);
+    EXPECT_DOUBLE_EQ(a.points[0].first, 0.1);
+    EXPECT_NEAR(a.points[0].second, 3 + 2 * 0.15 * 0.15, 1e-12);
+    EXPECT_TRUE(a.fitted);
+    EXPECT_TRUE(a.convex);
+    EXPECT_NEAR(a.optimum_fraction, 0.25, 1e-9);
+    EXPECT_NEAR(a.optimum_loss, 3.0, 1e-9);
+    EXPECT_NEAR(a.rms_residual, 0.0, 1e-9);  // three points: the quadratic passes through them
+    ASSERT_TRUE(a.planner_fraction.has_value());
+    EXPECT_DOUBLE_EQ(*a.planner_fraction, 0.12);
+    const QatFractionOptimum& b = res.qat_fraction_optima[1];
+    EXPECT_EQ(b.group, "total_steps=200");
+    EXPECT_EQ(b.points.size(), 4u);
+    EXPECT_NEAR(b.optimum_fraction, 0.4, 1e-9);
+    EXPECT_NEAR(b.optimum_loss, 2.0, 1e-9);
+    const json j = json::parse(result_json(s, res));
+    ASSERT_EQ(j["qat_fraction_optima"].size(), 2u);
+    EXPECT_NEAR(j["qat_fraction_optima"][1]["optimum_fraction"].get<double>(), 0.4, 1e-9);
+    EXPECT_DOUBLE_EQ(j["qat_fraction_optima"][1]["planner_fraction"].get<double>(), 0.2);
+    EXPECT_NE(result_text(s, res).find("optimum f = 0.250"), std::string::npos) << result_text(s, res);
+    // Two fractions are not a fit: said so, no optimum.
+    std::vector<RunResult> two;
+    for (const RunResult& r : runs)
+        if (r.cell.find("qat_fraction=0.5") == std::string::npos && r.cell.find("qat_fraction=0.6") == std::string::npos) two.push_back(r);
+    const ExperimentResult few = analyse(s, two);
+    ASSERT_EQ(few.qat_fraction_optima.size(), 2u);
+    EXPECT_FALSE(few.qat_fraction_optima[0].fitted);
+    EXPECT_NE(few.qat_fraction_optima[0].note.find("3 QAT fractions"), std::string::npos);
+    EXPECT_EQ(json::parse(result_json(s, few))["qat_fraction_optima"][0]["optimum_fraction"], nullptr);
+    // Other methods have none.
+    EXPECT_TRUE(analyse(load_experiment("qad-vs-qat"), {}).qat_fraction_optima.empty());
 }
 
 TEST(ExperimentAnalysis, CellMeansAndPairedDifferencesWithTIntervals) {
