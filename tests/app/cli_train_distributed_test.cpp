@@ -6,8 +6,11 @@
 // (--dist-timeout), not by the test.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,10 +39,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::vector<std::string> qad_demo(const std::string& out, int64_t steps, int64_t batch = 16) {
+std::vector<std::string> qad_demo(const std::string& out, int64_t steps, int64_t batch = 16, const char* timeout = "60") {
     return {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--steps",
             std::to_string(steps), "--batch-size", std::to_string(batch), "--lr", "1e-3", "--eval-samples", "16", "--seed", "3",
-            "--out", out, "--dist-timeout", "60"};
+            "--out", out, "--dist-timeout", timeout};
 }
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
@@ -91,6 +94,50 @@ std::vector<pid_t> children_of(pid_t parent) {
     return out;
 }
 
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+    if (fd >= 0) close(fd);
+    return ok ? ntohs(a.sin_port) : 29500;
+}
+
+// Starts quantlab-cli with `args` and this environment plus `env` ("NAME=value"), stdout and
+// stderr into files; returns its pid.
+pid_t spawn_cli(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& out_path,
+                const std::string& err_path) {
+    std::vector<std::string> argv_text = {QUANTLAB_CLI};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e) env_text.push_back(*e);
+    env_text.insert(env_text.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    return rc == 0 ? pid : -1;
+}
+
+int exit_code_of(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 TEST(CliTrainDistributed, TwoRanksGiveTheWeightsOfOneProcessWithTheGlobalBatch) {
     ensure_cli_test_demo();
     const std::string dir = make_temp_dir();
@@ -122,6 +169,19 @@ TEST(CliTrainDistributed, TwoRanksGiveTheWeightsOfOneProcessWithTheGlobalBatch) 
     EXPECT_NEAR(j2["after"]["kl"].get<double>(), j1["after"]["kl"].get<double>(),
                 1e-4 * j1["after"]["kl"].get<double>());
 
+    // The same two ranks started by a torchrun-style launcher (RANK, WORLD_SIZE, MASTER_ADDR,
+    // MASTER_PORT) compute the same numbers bit for bit.
+    const std::string port = std::to_string(free_port());
+    std::vector<pid_t> ranks;
+    for (int r = 1; r >= 0; --r)
+        ranks.push_back(spawn_cli(with(qad_demo(dir + "/env", 4), {"--threads", "1"}),
+                                  {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port},
+                                  dir + "/env" + std::to_string(r) + ".out", dir + "/env" + std::to_string(r) + ".err"));
+    EXPECT_EQ(exit_code_of(ranks[0]), 0) << slurp(dir + "/env1.err");
+    EXPECT_EQ(exit_code_of(ranks[1]), 0) << slurp(dir + "/env0.err");
+    EXPECT_EQ(checkpoint_parameters(dir + "/env"), b);
+    EXPECT_EQ(slurp(dir + "/env1.out"), "");  // rank 1 reports nothing
+
     // Rank 0 recorded the run with every rank's throughput and the all-reduce time.
     const projects::ProjectFile p = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly);
     ASSERT_EQ(p.runs().size(), 1u);
@@ -146,25 +206,29 @@ TEST(CliTrainDistributed, AGlobalBatchThatDoesNotSplitIsRefused) {
     fs::remove_all(dir);
 }
 
+TEST(CliTrainDistributed, ARankWhosePeersNeverComeGivesUpAfterTheTimeout) {
+    ensure_cli_test_demo();
+    const std::string dir = make_temp_dir();
+    // Rank 1 of 2 with nobody hosting the store: it waits --dist-timeout 2 seconds, then says where.
+    const pid_t pid = spawn_cli(qad_demo(dir + "/run", 2, 16, "2"),
+                                {"RANK=1", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=9"}, dir + "/out",
+                                dir + "/err");
+    EXPECT_EQ(exit_code_of(pid), 1);
+    const std::string err = slurp(dir + "/err");
+    EXPECT_NE(err.find("rank 1 cannot reach the rendezvous store at 127.0.0.1:9"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(dir + "/run"));  // only rank 0 writes DIR
+    fs::remove_all(dir);
+}
+
 TEST(CliTrainDistributed, AKilledRankStopsTheOtherWithItsNameAndTheRunResumes) {
     ensure_cli_test_demo();
     const std::string dir = make_temp_dir();
     const std::vector<std::string> args =
         with(qad_demo(dir + "/run", 60), {"--checkpoint-every", "2", "--nproc", "2", "--project", dir + "/p.qlab"});
     // The launcher (rank 0) in the background, its stderr in a file.
-    std::vector<std::string> argv_text = {QUANTLAB_CLI};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
     const std::string err_path = dir + "/stderr";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t launcher = 0;
-    ASSERT_EQ(posix_spawn(&launcher, argv[0], &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t launcher = spawn_cli(args, {}, "/dev/null", err_path);
+    ASSERT_GT(launcher, 0);
 
     // Once a checkpoint exists, kill rank 1 (if the run ended first, the launcher is gone and
     // the test fails below on its exit code, never hangs).
