@@ -51,10 +51,7 @@ std::string ChildExit::describe() const {
     return "exit " + std::to_string(code);
 }
 
-ChildExit wait_child(pid_t pid) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return ChildExit{1, 0};
+ChildExit child_exit(int status) {
     ChildExit e;
     if (WIFSIGNALED(status)) {
         e.signal = WTERMSIG(status);
@@ -63,6 +60,13 @@ ChildExit wait_child(pid_t pid) {
         e.code = WEXITSTATUS(status);
     }
     return e;
+}
+
+ChildExit wait_child(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return ChildExit{1, 0};
+    return child_exit(status);
 }
 
 }  // namespace ql::cli

@@ -24,5 +24,7 @@ struct ChildExit {
 
 // Blocks until pid ends.
 ChildExit wait_child(pid_t pid);
+// The ChildExit of a waitpid status.
+ChildExit child_exit(int wait_status);
 
 }  // namespace ql::cli

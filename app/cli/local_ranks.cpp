@@ -97,12 +97,7 @@ bool LocalRanks::finish(double grace_seconds) {
             kill(pid, SIGTERM);
             e = wait_child(pid);
         } else if (done > 0) {
-            if (WIFSIGNALED(status)) {
-                e.signal = WTERMSIG(status);
-                e.code = 128 + e.signal;
-            } else {
-                e.code = WEXITSTATUS(status);
-            }
+            e = child_exit(status);
         }
         if (e.code != 0) {
             all_ok = false;

@@ -94,7 +94,8 @@ struct ProcessGroup::State {
                 m << (i ? ", " : "") << "rank " << dead[i] << " (pid " << pids[dead[i]] << ")";
             m << (dead.size() == 1 ? " has" : " have") << " died";
         } else {
-            m << "no rank on this host has died; a rank on another host died or stalled past the "
+            m << "no rank on this host has died (a rank that stopped on an error or Ctrl-C closes its connections "
+                 "too); else a rank on another host died, or one stalled past the "
               << options.timeout_seconds << " s timeout";
         }
         m << " (" << cause << ")";

@@ -359,6 +359,12 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         // Pause = stop + resume: keep what the completed steps did.
         save(step);
         throw;
+    } catch (const UserError&) {
+        // Ctrl-C reaches every rank; one that stopped first closes its connections, and a rank
+        // waiting for it in a collective sees that before its own cancellation check.
+        if (!dp || !cancel.cancelled()) throw;
+        save(step);
+        throw JobCancelled();
     }
     result.steps = config.steps;
     report_eval(config.steps);

@@ -224,7 +224,7 @@ TEST(CliTrainDistributed, AKilledRankStopsTheOtherWithItsNameAndTheRunResumes) {
     ensure_cli_test_demo();
     const std::string dir = make_temp_dir();
     const std::vector<std::string> args =
-        with(qad_demo(dir + "/run", 60), {"--checkpoint-every", "2", "--nproc", "2", "--project", dir + "/p.qlab"});
+        with(qad_demo(dir + "/run", 30), {"--checkpoint-every", "2", "--nproc", "2", "--project", dir + "/p.qlab"});
     // The launcher (rank 0) in the background, its stderr in a file.
     const std::string err_path = dir + "/stderr";
     const pid_t launcher = spawn_cli(args, {}, "/dev/null", err_path);
@@ -253,7 +253,7 @@ TEST(CliTrainDistributed, AKilledRankStopsTheOtherWithItsNameAndTheRunResumes) {
     EXPECT_NE(err.find("killed by signal 9"), std::string::npos) << err;
     const int64_t saved = checkpoint_step(dir + "/run");
     EXPECT_GE(saved, 2);
-    EXPECT_LT(saved, 60);
+    EXPECT_LT(saved, 30);
 
     {
         const projects::ProjectFile p = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly);
@@ -263,13 +263,13 @@ TEST(CliTrainDistributed, AKilledRankStopsTheOtherWithItsNameAndTheRunResumes) {
     }
 
     // --resume continues from the last checkpoint on two ranks again.
-    std::vector<std::string> resume = qad_demo(dir + "/run", 60);
+    std::vector<std::string> resume = qad_demo(dir + "/run", 30);
     const CliResult r = run_cli(with(resume, {"--checkpoint-every", "2", "--nproc", "2", "--resume", "--json"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["resumed_from"], saved);
-    EXPECT_EQ(j["steps"], 60);
-    EXPECT_EQ(checkpoint_step(dir + "/run"), 60);
+    EXPECT_EQ(j["steps"], 30);
+    EXPECT_EQ(checkpoint_step(dir + "/run"), 30);
     fs::remove_all(dir);
 }
 
