@@ -143,7 +143,7 @@ TEST(CliTrainDistributed, TwoRanksGiveTheWeightsOfOneProcessWithTheGlobalBatch) 
     const std::string dir = make_temp_dir();
     const CliResult one = run_cli(with(qad_demo(dir + "/one", 4), {"--threads", "1", "--json"}));
     ASSERT_EQ(one.exit_code, 0) << one.err;
-    const CliResult two = run_cli(with(qad_demo(dir + "/two", 4), {"--nproc", "2", "--project", dir + "/p.qlab", "--json"}));
+    const CliResult two = run_cli(with(qad_demo(dir + "/two", 4), {"--nproc", "2", "--threads", "1", "--project", dir + "/p.qlab", "--json"}));
     ASSERT_EQ(two.exit_code, 0) << two.err;
     EXPECT_EQ(json::parse(two.out)["steps"], 4);
 
