@@ -3,11 +3,6 @@
 // docs/CLI.md "experiment"). `run` makes every cell × replicate of an experiment as an ordinary
 // run of the project, skips those already done (resumable), shares the grid with other
 // processes through claims in the project file, and stops after the current run on Ctrl-C.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/arg_parser.h"
+#include "app/cli/child_process.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
 #include "engine/api/experiment_api.h"
@@ -25,8 +21,6 @@
 #include "projects/experiment_grid.h"
 #include "projects/experiment_report.h"
 #include "projects/project_file.h"
-
-extern char** environ;
 
 namespace ql::cli {
 namespace {
@@ -67,7 +61,7 @@ projects::ProjectFile open_or_create(const std::string& path) {
 
 // Children for --workers: the same command line without --workers and --json, output dropped.
 std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& args) {
-    std::vector<std::string> child_args = {"/proc/self/exe", "experiment"};
+    std::vector<std::string> child_args = {"experiment"};
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--workers") {
             ++i;
@@ -75,20 +69,14 @@ std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& 
         }
         if (args[i] != "--json") child_args.push_back(args[i]);
     }
-    std::string exe = fs::read_symlink("/proc/self/exe").string();
-    child_args[0] = exe;
-    std::vector<char*> argv;
-    for (auto& a : child_args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     std::vector<pid_t> pids;
     for (int64_t i = 1; i < count; ++i) {
-        pid_t pid = 0;
-        if (posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ) == 0) pids.push_back(pid);
+        try {
+            pids.push_back(spawn_self(child_args));
+        } catch (const UserError&) {
+            // as before: a worker that cannot start leaves its share to the others
+        }
     }
-    posix_spawn_file_actions_destroy(&actions);
     return pids;
 }
 
@@ -147,10 +135,7 @@ int run_experiment(const std::vector<std::string>& args) {
                          left);
         });
     const int64_t skipped = counts.skipped, taken = counts.taken;
-    for (pid_t child : children) {
-        int status = 0;
-        waitpid(child, &status, 0);
-    }
+    for (pid_t child : children) wait_child(child);
     const bool stopped = stop.cancelled();
     const ExperimentReport report = load_experiment_report(file, experiment_id);
     if (p.has("--json")) {

@@ -3,6 +3,8 @@
 // distillation from the full-precision teacher (docs/CLI.md "train", docs/TRAINING.md).
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/local_ranks.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
@@ -28,7 +31,7 @@ const char* kUsage =
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
     "    [--encoder-loss cosine|mse] [--hidden-weight W] [--eval-pairs P]\n"
     "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n"
-    "    [--kv-cache K] [--rotate hadamard|rht|none]\n\n"
+    "    [--kv-cache K] [--rotate hadamard|rht|none] [--nproc N] [--dist-timeout S] [--threads T]\n\n"
     "MODEL: a full-precision model (HF folder or 'demo'; then --recipe R is required and PTQ runs first) or a\n"
     "quantized checkpoint written by 'quantlab-cli ptq'. qat trains on the task loss (cross-entropy); qad\n"
     "distils from the full-precision teacher (default: MODEL itself) with KL(teacher || student) at temperature\n"
@@ -44,7 +47,12 @@ const char* kUsage =
     "parameters of the best held-out evaluation (exact match, else accuracy, else loss).\n"
     "Sentence encoders (qad only; D, E: one sentence per line): the loss is --encoder-loss cosine (1 - cos, default)\n"
     "or mse to the teacher's sentence embeddings, plus --hidden-weight W times the MSE of every layer's hidden states;\n"
-    "--eval-pairs P adds the Spearman correlation on pairs file P to every evaluation.";
+    "--eval-pairs P adds the Spearman correlation on pairs file P to every evaluation.\n"
+    "Several processes (data parallel over Gloo): --nproc N runs N local ranks (this process is rank 0), B\n"
+    "(--batch-size) stays the global batch, split over the ranks (a multiple of N); a run whose environment has\n"
+    "WORLD_SIZE > 1 (torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) joins that group. Rank 0 alone writes\n"
+    "DIR, the project and the output. --dist-timeout S (default 120): a collective waits at most S seconds for\n"
+    "the other ranks. --threads T: intra-op threads per process (default: the cores, divided by N with --nproc).";
 
 void print_metrics(const char* label, const EvalMetrics& m) {
     std::printf("%-10s", label);
@@ -64,7 +72,8 @@ int run(const std::vector<std::string>& args) {
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
                  "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
-                 "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate"},
+                 "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate", "--nproc", "--dist-timeout",
+                 "--threads"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -123,6 +132,48 @@ int run(const std::vector<std::string>& args) {
     if (!(req.hidden_weight >= 0) || !std::isfinite(req.hidden_weight))
         throw UserError("train: --hidden-weight must be a number >= 0");
     req.seed = p.seed();
+    req.threads = p.integer("--threads", 0);
+    if (p.has("--threads") && (req.threads < 1 || req.threads > 1024)) throw UserError("train: --threads must be in 1..1024");
+
+    // Several processes: --nproc N launches them here; a launcher's environment joins its group.
+    const int64_t nproc = p.integer("--nproc", 1);
+    if (nproc < 1 || nproc > 256) throw UserError("train: --nproc must be in 1..256");
+    req.distributed = distributed_from_environment();
+    if (nproc > 1 && req.distributed.enabled())
+        throw UserError("train: --nproc starts its own ranks; this process already is rank " +
+                        std::to_string(req.distributed.rank) + " of WORLD_SIZE " + std::to_string(req.distributed.world_size) +
+                        " (drop --nproc, or unset WORLD_SIZE)");
+    std::optional<LocalRanks> local_ranks;
+    if (nproc > 1) {
+        if (req.batch_size % nproc != 0)
+            throw UserError("train: --batch-size " + std::to_string(req.batch_size) + " (the global batch) does not split over " +
+                            std::to_string(nproc) + " ranks; use a multiple of " + std::to_string(nproc));
+        req.distributed.world_size = static_cast<int>(nproc);
+        req.distributed.rank = 0;
+        req.distributed.master_addr = "127.0.0.1";
+        req.distributed.master_port = free_loopback_port();
+    }
+    req.distributed.timeout_seconds = p.number("--dist-timeout", req.distributed.timeout_seconds);
+    if (!(req.distributed.timeout_seconds > 0) || !std::isfinite(req.distributed.timeout_seconds))
+        throw UserError("train: --dist-timeout must be a positive number of seconds");
+    if (nproc > 1) {
+        if (req.threads == 0) req.threads = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / nproc);
+        // The children: this command line without --nproc (and --json, --project: rank 0's), with
+        // the thread count fixed.
+        std::vector<std::string> child = {"train"};
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "--nproc" || args[i] == "--threads" || args[i] == "--project") {
+                ++i;
+                continue;
+            }
+            if (args[i] == "--json") continue;
+            child.push_back(args[i]);
+        }
+        child.push_back("--threads");
+        child.push_back(std::to_string(req.threads));
+        local_ranks.emplace(child, req.distributed);
+    }
+    const bool main_rank = req.distributed.is_main();
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
@@ -136,15 +187,30 @@ int run(const std::vector<std::string>& args) {
                                        {"kv_cache", req.kv_cache}, {"rotate", req.rotate}})
                            .dump();
     TrainReport r;
+    if (!main_rank) {
+        // Ranks 1..N-1 train and report nothing: rank 0 writes the project, DIR and the output;
+        // their errors (main prints them) name the rank.
+        NullJobSink quiet;
+        r = run_training(req, quiet, cancel);
+        return 0;
+    }
     try {
         projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_training(req, sink, cancel); },
                      "paused; resume with --resume");
     } catch (const JobCancelled&) {
         cli_sink.finish_line();
         std::fprintf(stderr, "train: stopped; the checkpoint in %s/checkpoint resumes it (--resume)\n", req.out_dir.c_str());
+        if (local_ranks) local_ranks->finish(10);
+        throw;
+    } catch (...) {
+        cli_sink.finish_line();
+        // The group is gone with run_training's stack, so the other ranks fail at their next
+        // collective; those that never joined (rank 0 failed a check first) are stopped.
+        if (local_ranks) local_ranks->finish(10);
         throw;
     }
     cli_sink.finish_line();
+    if (local_ranks && !local_ranks->finish(60)) throw UserError("train: a rank failed (above); rank 0 finished the run");
     if (p.has("--json")) {
         std::printf("%s", train_report_json(r).c_str());
         return 0;

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <filesystem>
 
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
 #include "engine/api/eval_json.h"
 #include "engine/loading/model_source.h"
 #include "engine/data/sentence_data.h"
+#include "engine/distributed/data_parallel.h"
 #include "engine/eval/encoder_evaluator.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ptq/ptq_pipeline.h"
@@ -82,12 +84,30 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     if (req.keep_best && req.eval_every <= 0)
         throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
+    const DistributedOptions& dist = req.distributed;
+    if (dist.enabled() && req.batch_size % dist.world_size != 0)
+        throw UserError("train: --batch-size " + std::to_string(req.batch_size) + " (the global batch) does not split over " +
+                        std::to_string(dist.world_size) + " ranks; use a multiple of " + std::to_string(dist.world_size));
+    // Rank 0 owns DIR; the other ranks neither read nor write it (rank 0's state reaches them by
+    // broadcast), so they skip its checks, which would race with rank 0 creating it.
+    const bool main_rank = dist.is_main();
     std::error_code ec;
-    const bool exists = fs::exists(req.out_dir, ec);
+    const bool exists = main_rank && fs::exists(req.out_dir, ec);
     if (req.resume && req.force) throw UserError("train: --resume and --force exclude each other");
-    if (exists && !req.resume && !req.force)
+    if (main_rank && exists && !req.resume && !req.force)
         throw UserError("train: " + req.out_dir + " already exists (--resume to continue its run, --force to start over)");
-    if (req.resume && !exists) throw UserError("train: nothing to resume in " + req.out_dir);
+    if (main_rank && req.resume && !exists) throw UserError("train: nothing to resume in " + req.out_dir);
+    // The group forms after the checks and before any work; a rank that failed them never joins,
+    // and the others give up after the timeout with an error naming the store's address.
+    if (req.threads < 0) throw UserError("train: the thread count must not be negative");
+    if (req.threads > 0) at::set_num_threads(static_cast<int>(req.threads));
+    std::unique_ptr<ProcessGroup> group;
+    std::unique_ptr<DataParallel> data_parallel;
+    if (dist.enabled()) {
+        sink.progress(0, 0, "connect");
+        group = std::make_unique<ProcessGroup>(dist);
+        data_parallel = std::make_unique<DataParallel>(*group);
+    }
 
     sink.progress(0, 0, "load");
     OpenedModel student = open_model(req.model);
@@ -138,11 +158,15 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         co.sequence_length = req.sequence_length;
         calibration = load_dataset(req.calibration.empty() ? req.data : req.calibration, co, student.data);
     }
-    if (req.force && exists) fs::remove_all(req.out_dir, ec);
-    fs::create_directories(req.out_dir, ec);
-    if (ec) throw UserError("train: cannot create " + req.out_dir + ": " + ec.message());
+    if (main_rank) {
+        if (req.force && exists) fs::remove_all(req.out_dir, ec);
+        fs::create_directories(req.out_dir, ec);
+        if (ec) throw UserError("train: cannot create " + req.out_dir + ": " + ec.message());
+    }
 
-    // PTQ first: the run starts from the recipe's calibrated model (QAT.md).
+    // PTQ first: the run starts from the recipe's calibrated model (QAT.md). With several ranks
+    // every rank calibrates on the same (whole) calibration set, so their quantizers agree
+    // without a reduction.
     if (calibration) {
         PtqOptions po;
         po.batch_size = recipe->calibration.batch_size;
@@ -165,9 +189,11 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         return r;
     };
     // The teacher alone: an encoder has no reference for itself (only its pairs Spearman, if any).
-    report.teacher = evaluate_all(*teacher.model, nullptr, cancel);
-    report.before = evaluate_all(*student.model, teacher.model.get(), cancel);
-    report_eval_metrics(sink, 0, report.before);
+    if (main_rank) {
+        report.teacher = evaluate_all(*teacher.model, nullptr, cancel);
+        report.before = evaluate_all(*student.model, teacher.model.get(), cancel);
+        report_eval_metrics(sink, 0, report.before);
+    }
 
     QuantTrainingConfig config;
     config.mode = req.mode;
@@ -193,9 +219,10 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.clip_gradient = req.clip_gradient;
     config.eval_every = req.eval_every;
     config.checkpoint_every = req.checkpoint_every;
-    config.checkpoint_dir = req.out_dir;
-    config.record_every = req.record_every;
-    config.keep_best = req.keep_best;
+    config.checkpoint_dir = main_rank ? req.out_dir : "";
+    config.record_every = main_rank ? req.record_every : 0;
+    config.keep_best = main_rank && req.keep_best;
+    config.data_parallel = data_parallel.get();
     config.held_out_score = [&report]() -> std::optional<double> {
         const EvalMetrics& m = report.after.overall;
         if (m.exact_match) return *m.exact_match;
@@ -226,8 +253,15 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         report_eval_metrics(s, step, report.after);
     };
     const QuantTrainingResult r = train_quantized(*q, req.mode == "qad" ? teacher_model : nullptr, batches, config,
-                                                  evaluator, sink, cancel);
+                                                  main_rank ? TrainingEvaluator(evaluator) : TrainingEvaluator(), sink,
+                                                  cancel);
     report.steps = r.steps;
+    if (!main_rank) {
+        report.resumed_from = r.resumed_from;
+        report.final_loss = r.final_loss;
+        report.seconds = r.seconds;
+        return report;
+    }
     report.resumed_from = r.resumed_from;
     report.final_loss = r.final_loss;
     report.codes_changed = r.codes_changed;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/api/eval_api.h"
+#include "engine/core/distributed_options.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
@@ -59,6 +60,12 @@ struct TrainRequest {
     // Restore the parameters of the best held-out evaluation at the end (exact match where the
     // data has answers, else accuracy, else the lowest loss); evaluations every eval_every steps.
     bool keep_best = false;
+    // Data-parallel training (docs/TRAINING.md "Several processes"; world_size 1 = one process,
+    // no process group). batch_size stays the global batch, split over the ranks. Rank 0 alone
+    // evaluates, writes DIR (checkpoints, model, report) and reports metrics; the other ranks only
+    // train, and their TrainReport carries the steps alone.
+    DistributedOptions distributed;
+    int64_t threads = 0;             // intra-op threads of this process (0 = keep the current count)
 };
 
 struct TrainReport {

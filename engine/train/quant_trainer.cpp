@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "engine/core/errors.h"
+#include "engine/distributed/data_parallel.h"
 #include "engine/eval/evaluator.h"
 #include "engine/models/bert_model.h"
 #include "engine/models/sentence_pooling.h"
@@ -161,6 +162,25 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             result.resumed_from = start;
             sink.log(LogLevel::Info, "resuming from step " + std::to_string(start));
         }
+    DataParallel* const dp = config.data_parallel;
+    if (dp) {
+        // Every rank starts from rank 0's state: its parameters and, when it resumed, its step and
+        // optimizer (only rank 0 reads the checkpoint, so the others need no shared folder).
+        std::vector<at::Tensor> where{at::tensor(std::vector<int64_t>{start, optimizer.steps_taken()}, at::kLong)};
+        dp->broadcast_from_main(where, "broadcast of the resume step");
+        start = where[0][0].item<int64_t>();
+        const int64_t taken = where[0][1].item<int64_t>();
+        result.resumed_from = start;
+        std::vector<at::Tensor> state;
+        for (const auto& [name, p] : named) state.push_back(p);
+        dp->broadcast_from_main(state, "broadcast of the parameters");
+        if (start > 0) {
+            state = optimizer.first_moments();
+            for (const at::Tensor& v : optimizer.second_moments()) state.push_back(v);
+            dp->broadcast_from_main(state, "broadcast of the optimizer state");
+            optimizer.restore(optimizer.first_moments(), optimizer.second_moments(), taken);
+        }
+    }
     // A run resumed inside its QAT phase recalibrates as it did at the switch (deterministic).
     if (config.fp_steps > 0 && start >= config.fp_steps && config.before_quantized_steps) config.before_quantized_steps();
     const std::vector<std::vector<uint8_t>> initial_codes = weight_codes(q);
@@ -217,12 +237,14 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             optimizer.zero_grad();
             double loss_sum = 0, ce_sum = 0, kl_sum = 0, cosine_sum = 0, hidden_sum = 0;
             int64_t tokens = 0;
+            double allreduce_seconds = 0;
             for (int64_t micro = 0; micro < config.grad_accumulation; ++micro) {
                 cancel.throw_if_cancelled();
                 // The flight recorder reads the block outputs of a recorded step's first micro-batch.
                 std::optional<FlightRecorder::Capture> capture;
                 if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
-                const Dataset b = data.batch(step * config.grad_accumulation + micro);
+                const Dataset b = dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
+                                     : data.batch(step * config.grad_accumulation + micro);
                 if (encoder) {
                     const EncoderStep e = encoder_distillation_step(model, *teacher, b, config);
                     (e.loss / static_cast<double>(config.grad_accumulation)).backward();
@@ -237,25 +259,65 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 const at::Tensor flat_logits = logits.reshape({-1, logits.size(-1)});
                 const at::Tensor ce = at::cross_entropy_loss(flat_logits, b.targets.reshape({-1}), {}, at::Reduction::Mean,
                                                              Dataset::kIgnoreIndex);
-                at::Tensor loss = ce;
+                at::Tensor mask;
+                at::Tensor t_logits;
                 if (qad) {
-                    at::Tensor t_logits;
-                    {
-                        c10::NoGradGuard no_grad;
-                        t_logits = teacher->forward(inputs);
-                    }
-                    const at::Tensor mask = config.distill_all_positions ? at::ones_like(b.targets, at::kBool)
-                                                                         : b.targets.ne(Dataset::kIgnoreIndex);
+                    c10::NoGradGuard no_grad;
+                    t_logits = teacher->forward(inputs);  // the teacher's logits on this rank's shard
+                    mask = config.distill_all_positions ? at::ones_like(b.targets, at::kBool)
+                                                        : b.targets.ne(Dataset::kIgnoreIndex);
+                }
+                // Several ranks: each loss is a mean over the shard's scored positions, so it is
+                // weighted by N * (shard's positions) / (global batch's positions); the average of
+                // the ranks' gradients is then the gradient of the global batch's mean.
+                double ce_share = 1, kl_share = 1;
+                if (dp) {
+                    const double ce_n = b.targets.ne(Dataset::kIgnoreIndex).sum().item<double>();
+                    const double kl_n = qad ? mask.sum().item<double>() : 0.0;
+                    const auto t_count = Clock::now();
+                    const std::vector<double> total =
+                        dp->sum({ce_n, kl_n}, "all-reduce of the scored positions at step " + std::to_string(step));
+                    allreduce_seconds += std::chrono::duration<double>(Clock::now() - t_count).count();
+                    const double n_ranks = dp->world_size();
+                    if (total[0] > 0) ce_share = n_ranks * ce_n / total[0];
+                    if (total[1] > 0) kl_share = n_ranks * kl_n / total[1];
+                }
+                const at::Tensor ce_part = dp ? ce * ce_share : ce;
+                at::Tensor loss = ce_part;
+                if (qad) {
                     const at::Tensor kl = distillation_kl(t_logits, logits, mask, config.temperature);
-                    loss = kl * (1.0 - config.ce_weight) + ce * config.ce_weight;
-                    kl_sum += kl.item<double>();
+                    const at::Tensor kl_part = dp ? kl * kl_share : kl;
+                    loss = kl_part * (1.0 - config.ce_weight) + ce_part * config.ce_weight;
+                    kl_sum += kl_part.item<double>();
                 }
                 (loss / static_cast<double>(config.grad_accumulation)).backward();
                 loss_sum += loss.item<double>();
-                ce_sum += ce.item<double>();
+                ce_sum += ce_part.item<double>();
                 tokens += b.inputs.numel();
             }
-            const double n = static_cast<double>(config.grad_accumulation);
+            double n = static_cast<double>(config.grad_accumulation);
+            std::vector<double> rank_tokens_per_s;
+            if (dp) {
+                // The global step's numbers: losses are the mean of the ranks' weighted ones.
+                const int world = dp->world_size();
+                const double own_rate =
+                    static_cast<double>(tokens) / std::max(std::chrono::duration<double>(Clock::now() - ts).count(), 1e-9);
+                std::vector<double> v = {loss_sum, ce_sum, kl_sum, cosine_sum, hidden_sum, static_cast<double>(tokens)};
+                v.resize(6 + static_cast<size_t>(world), 0.0);
+                v[6 + static_cast<size_t>(dp->rank())] = own_rate;
+                const auto t_reduce = Clock::now();
+                v = dp->sum(v, "all-reduce of the losses at step " + std::to_string(step));
+                allreduce_seconds += std::chrono::duration<double>(Clock::now() - t_reduce).count();
+                loss_sum = v[0];
+                ce_sum = v[1];
+                kl_sum = v[2];
+                cosine_sum = v[3];
+                hidden_sum = v[4];
+                tokens = static_cast<int64_t>(v[5]);
+                rank_tokens_per_s.assign(v.begin() + 6, v.end());
+                n *= world;
+                allreduce_seconds += dp->average_gradients(params, step);
+            }
             const double loss_value = loss_sum / n;
             if (!std::isfinite(loss_value)) {
                 sink.metric(step, "train/loss", loss_value);
@@ -278,6 +340,11 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             sink.metric(step, "train/lr", lr);
             sink.metric(step, "train/grad_norm", grad_norm);
             sink.metric(step, "train/tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9));
+            if (dp) {
+                sink.metric(step, "train/allreduce_s", allreduce_seconds);
+                for (size_t r = 0; r < rank_tokens_per_s.size(); ++r)
+                    sink.metric(step, "train/rank" + std::to_string(r) + "/tokens_per_s", rank_tokens_per_s[r]);
+            }
             result.final_loss = loss_value;
             if (recorder) {
                 recorder->note_step(qad ? config.ce_weight * ce_sum / n : ce_sum / n, qad ? (1.0 - config.ce_weight) * kl_sum / n : 0.0);
@@ -292,6 +359,12 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
         // Pause = stop + resume: keep what the completed steps did.
         save(step);
         throw;
+    } catch (const UserError&) {
+        // Ctrl-C reaches every rank; one that stopped first closes its connections, and a rank
+        // waiting for it in a collective sees that before its own cancellation check.
+        if (!dp || !cancel.cancelled()) throw;
+        save(step);
+        throw JobCancelled();
     }
     result.steps = config.steps;
     report_eval(config.steps);

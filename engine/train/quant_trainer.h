@@ -29,6 +29,8 @@
 
 namespace ql {
 
+class DataParallel;
+
 struct QuantTrainingConfig {
     std::string mode = "qad";       // qat | qad
     int64_t steps = 300;
@@ -66,6 +68,14 @@ struct QuantTrainingConfig {
     // (kept in memory: a resumed run rates from its resume point on).
     bool keep_best = false;
     std::function<std::optional<double>()> held_out_score;
+    // Data-parallel training (engine/distributed/data_parallel.h; not owned; null = one process):
+    // rank 0's parameters (and, resuming, its checkpoint's step and optimizer state) are
+    // broadcast first; each rank trains on its shard of every global batch, the losses weighted
+    // by the shard's share of the scored positions, and the gradients are averaged before the
+    // step. Only rank 0 should have a checkpoint_dir, an evaluator and a flight recorder. Extra
+    // metrics: train/allreduce_s (seconds in the gradient collectives per step) and
+    // train/rank<r>/tokens_per_s; train/tokens_per_s counts every rank's tokens.
+    DataParallel* data_parallel = nullptr;
 };
 
 struct QuantTrainingResult {
