@@ -15,6 +15,7 @@
 
 #include "app/cli/child_process.h"
 #include "engine/core/errors.h"
+#include "engine/core/loopback_port.h"
 
 namespace ql::cli {
 namespace {
@@ -50,21 +51,6 @@ DistributedOptions distributed_from_environment() {
         o.master_port = static_cast<int>(value);
     }
     return o;
-}
-
-int free_loopback_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw UserError("train --nproc: cannot open a socket to find a free port");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof a;
-    const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-    close(fd);
-    if (!ok) throw UserError("train --nproc: cannot find a free TCP port on 127.0.0.1");
-    return ntohs(a.sin_port);
 }
 
 LocalRanks::LocalRanks(const std::vector<std::string>& command, const DistributedOptions& o) {

@@ -18,9 +18,6 @@ namespace ql::cli {
 // malformed or RANK is missing.
 DistributedOptions distributed_from_environment();
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and released).
-int free_loopback_port();
-
 class LocalRanks {
 public:
     // Starts ranks 1..world_size-1: `args` (the command's arguments without --nproc) with RANK,

@@ -14,6 +14,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/local_ranks.h"
 #include "app/cli/recorded_run_info.h"
+#include "engine/core/loopback_port.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
 #include "engine/api/ptq_api.h"

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/loopback_port.h"
 #include "engine/io/safetensors_file.h"
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
@@ -94,19 +95,6 @@ std::vector<pid_t> children_of(pid_t parent) {
     return out;
 }
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-    if (fd >= 0) close(fd);
-    return ok ? ntohs(a.sin_port) : 29500;
-}
-
 // Starts quantlab-cli with `args` and this environment plus `env` ("NAME=value"), stdout and
 // stderr into files; returns its pid.
 pid_t spawn_cli(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& out_path,
@@ -171,7 +159,7 @@ TEST(CliTrainDistributed, TwoRanksGiveTheWeightsOfOneProcessWithTheGlobalBatch) 
 
     // The same two ranks started by a torchrun-style launcher (RANK, WORLD_SIZE, MASTER_ADDR,
     // MASTER_PORT) compute the same numbers bit for bit.
-    const std::string port = std::to_string(free_port());
+    const std::string port = std::to_string(free_loopback_port());
     std::vector<pid_t> ranks;
     for (int r = 1; r >= 0; --r)
         ranks.push_back(spawn_cli(with(qad_demo(dir + "/env", 4), {"--threads", "1"}),

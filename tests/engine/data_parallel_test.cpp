@@ -15,26 +15,15 @@
 #include <thread>
 
 #include "engine/core/errors.h"
+#include "engine/core/loopback_port.h"
 #include "engine/distributed/data_parallel.h"
 
 namespace ql {
 namespace {
 
-int free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-    if (fd >= 0) close(fd);
-    return ok ? ntohs(a.sin_port) : 29500;
-}
-
 // Runs body(rank, DataParallel) on two ranks (threads) of one group; rethrows a rank's failure.
 void on_two_ranks(int64_t bucket_bytes, const std::function<void(int, DataParallel&)>& body) {
-    const int port = free_port();
+    const int port = free_loopback_port();
     std::exception_ptr failure[2];
     auto rank = [&](int r) {
         try {
