@@ -20,6 +20,12 @@ bool is_rate(const std::string& metric) {
     return metric == "exact_match" || metric == "accuracy" || metric == "agreement" || metric.rfind("exact_match/", 0) == 0;
 }
 
+// Metrics that cannot be negative (a KL divergence, a cross-entropy, a size): their cells'
+// intervals stop at 0 as a rate's stop at [0, 1].
+bool is_nonnegative(const std::string& metric) {
+    return metric == "kl" || metric == "loss" || metric == "bits_per_parameter" || metric == "tokens_per_parameter_byte";
+}
+
 // The key of the cell that `cell` becomes with the comparison's b values in place of a's.
 std::string partner_key(const ExperimentSpec& spec, const Cell& cell, const Comparison& c) {
     std::string key;
@@ -88,6 +94,7 @@ ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult
             m.value = mean_interval(m.values, confidence);
             m.interval = m.value.n > 1 ? "t" : "none";
             if (is_rate(metric)) m.value.ci = clipped(m.value.ci, 0.0, 1.0);
+            if (is_nonnegative(metric)) m.value.ci = clipped(m.value.ci, 0.0, std::numeric_limits<double>::infinity());
             if (m.value.n == 1 && is_rate(metric) && metric != "agreement" && trials > 0 && metric.find('/') == std::string::npos) {
                 const auto k = static_cast<int64_t>(std::llround(m.values[0] * static_cast<double>(trials)));
                 const Interval w = wilson_interval(k, trials, confidence);

@@ -324,7 +324,7 @@ TEST(ExperimentAnalysis, CellMeansAndPairedDifferencesWithTIntervals) {
 }
 
 // Two replicates of a rate near 100 %: t(0.975, 1) = 12.7 puts the unclipped interval far past
-// 1; a rate's interval stops at [0, 1] (a difference's at [-1, 1]), other metrics' do not.
+// 1; a rate's interval stops at [0, 1] (a difference's at [-1, 1]), a loss's at 0.
 TEST(ExperimentAnalysis, RateIntervalsStayWithinTheirRange) {
     const ExperimentSpec s = parse_experiment(R"({"quantlab_experiment": 1, "name": "t", "replicates": 2,
         "grid": {"method": ["qat", "qad"]}, "metrics": ["exact_match", "loss"],
@@ -339,7 +339,8 @@ TEST(ExperimentAnalysis, RateIntervalsStayWithinTheirRange) {
     EXPECT_EQ(qad.value.ci.high, 1.0);                                        // 0.975 + 12.706 * 0.025 = 1.29
     EXPECT_NEAR(qad.value.ci.low, 0.975 - 12.706204736174707 * 0.025, 1e-9);  // inside: unchanged
     EXPECT_EQ(res.cells[0].metrics[0].value.ci.low, 0.0);                     // 0.06 - 0.51 < 0
-    EXPECT_LT(res.cells[0].metrics[1].value.ci.low, 0.0);                     // loss: 0.6 - 1.27, not a rate
+    EXPECT_EQ(res.cells[0].metrics[1].value.ci.low, 0.0);                     // loss: 0.6 - 1.27, never negative
+    EXPECT_NEAR(res.cells[0].metrics[1].value.ci.high, 0.6 + 12.706204736174707 * 0.1, 1e-9);
     const MetricSummary& d = res.comparisons[0].metrics[0];                   // 0.9 and 0.93: 0.915 ± 0.19
     EXPECT_NEAR(d.value.mean, 0.915, 1e-12);
     EXPECT_EQ(d.value.ci.high, 1.0);
