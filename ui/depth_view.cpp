@@ -114,9 +114,6 @@ DepthView::DepthView(QWidget* parent) : QWidget(parent) {
     plots->setStretchFactor(0, 4);
     plots->setStretchFactor(1, 2);
     plots->setStretchFactor(2, 1);
-    // Stretch factors share only what is left over the parts' size hints (the table's is tall);
-    // the first layout takes these proportions instead.
-    plots->setSizes({400, 200, 100});
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
