@@ -92,6 +92,9 @@ DepthView::DepthView(QWidget* parent) : QWidget(parent) {
     m_list->setMinimumWidth(170);
     auto* plots = new QSplitter(Qt::Vertical, split);
     m_plot = new MetricPlot(plots);
+    // Its tool row and a legend of up to six series sit above the curve: below this height a
+    // 1280x800 window left the curve itself ~50 pixels (the view scrolls there instead).
+    m_plot->setMinimumHeight(250);
     m_plot->setObjectName(QStringLiteral("depthPlot"));
     m_plot->setTitle(tr("Error through depth: propagated (solid) vs isolated (dashed)"));
     m_plot->setXLabel(tr("block"));
