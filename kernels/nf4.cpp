@@ -114,6 +114,11 @@ namespace nf4_lanes {
 
 using F8 = float __attribute__((vector_size(32)));
 using I8 = int32_t __attribute__((vector_size(32)));
+using U8 = uint32_t __attribute__((vector_size(32)));
+
+// Casts between same-sized GCC vectors reinterpret the bits.
+QL_INLINE U8 reinterpret_cast_u8(I8 v) { return (U8)v; }
+QL_INLINE I8 reinterpret_cast_i8(U8 v) { return (I8)v; }
 
 QL_INLINE F8 load8(const float* p) {
     F8 v;
@@ -170,19 +175,86 @@ QL_INLINE F8 value8(F8 s, const Tables& t) {
     return m0 ? __builtin_shuffle(t.odd, j) : __builtin_shuffle(t.even, j);
 }
 
+// nf4_code(s) of eight lanes s already in [-1, 1] (or NaN): the index value8 looks up, 2 q + b0.
+QL_INLINE I8 code8(F8 s, const Tables& t) {
+    const I8 m3 = s > t.t7;
+    const F8 th2 = m3 ? t.t11 : t.t3;
+    const I8 m2 = s > th2;
+    const I8 k = m3 + m3 + m2;
+    const I8 m1 = s > __builtin_shuffle(t.level3, k);
+    const I8 j = k + k + m1;
+    const I8 m0 = s > __builtin_shuffle(t.level4, j);
+    return -(j + j + m0);
+}
+
+// The codebook in two registers, for decoding codes 0..15 with two in-register lookups.
+struct Codebook8 {
+    F8 low, high;  // codebook[0..7], codebook[8..15]
+    Codebook8() {
+        for (int i = 0; i < 8; ++i) {
+            low[i] = kNf4Codebook[i];
+            high[i] = kNf4Codebook[8 + i];
+        }
+    }
+};
+
+QL_INLINE F8 decode8(I8 code, const Codebook8& c) {
+    const I8 high = (code & 8) != 0;
+    return high ? __builtin_shuffle(c.high, code) : __builtin_shuffle(c.low, code);
+}
+
+// The codes of one full block as eight 32-bit words: lane l of word... chunk c (elements
+// 8c..8c+7) occupies bits 4c..4c+3 of lane l. A transposed layout private to the two passes
+// below: one shift and one OR per eight elements to pack, one shift and one AND to unpack.
+struct BlockCodes {
+    uint32_t lanes[8];
+};
+
+// Pass 1 of the double-quantized fake quantization: the codes of one full block from its exact
+// absmax (s = clamp(x * inv), as fake_block64), and whether it holds a NaN.
+QL_INLINE bool encode_block64(const float* __restrict x, float inv, const Tables& t, BlockCodes& out) {
+    const F8 vinv = splat8(inv);
+    U8 packed{};
+    I8 nan{};
+    for (int c = 0; c < kNf4Block / 8; ++c) {
+        const F8 v = load8(x + 8 * c);
+        packed |= reinterpret_cast_u8(code8(clamp8(v * vinv, t), t)) << (4 * c);
+        nan |= v != v;
+    }
+    std::memcpy(out.lanes, &packed, sizeof packed);
+    int32_t any = 0;
+    for (int l = 0; l < 8; ++l) any |= nan[l];
+    return any != 0;
+}
+
+// Pass 2: the block's values codebook[code] * multiplier; with `has_nan`, NaN elements of x
+// become the canonical NaN (x is read only then, before y is written: y may be x).
+QL_INLINE void decode_block64(const BlockCodes& codes, float multiplier, bool has_nan, const float* x, float* y,
+                              const Codebook8& book) {
+    U8 packed;
+    std::memcpy(&packed, codes.lanes, sizeof packed);
+    const F8 vmul = splat8(multiplier);
+    const F8 nan_out = splat8(bits_float(0x7FC00000u));
+    for (int c = 0; c < kNf4Block / 8; ++c) {
+        F8 q = decode8(reinterpret_cast_i8((packed >> (4 * c)) & 15), book) * vmul;
+        if (has_nan) {
+            const F8 v = load8(x + 8 * c);
+            q = v != v ? nan_out : q;
+        }
+        store8(y + 8 * c, q);
+    }
+}
+
 // Fake quantization of one full block of kNf4Block elements: s = clamp(x * inv), the value
-// times `multiplier` (the block's absmax, or its double-quantized reconstruction), a NaN input
-// replaced by `nan_out` where `keep_nan_input` is false and kept as it is otherwise.
-template <bool KEEP_NAN_INPUT>
+// times the block's absmax; NaN inputs are kept as they are.
 QL_INLINE void fake_block64(const float* __restrict x, float* __restrict y, float inv, float multiplier,
                             const Tables& t) {
     const F8 vinv = splat8(inv), vmul = splat8(multiplier);
-    const F8 nan_out = splat8(bits_float(0x7FC00000u));
     for (int c = 0; c < kNf4Block; c += 8) {
         const F8 v = load8(x + c);
         const F8 q = value8(clamp8(v * vinv, t), t) * vmul;
         const I8 nan = v != v;
-        store8(y + c, nan ? (KEEP_NAN_INPUT ? v : nan_out) : q);
+        store8(y + c, nan ? v : q);
     }
 }
 
@@ -201,21 +273,39 @@ QL_INLINE void fake_quant_blocks64(const float* __restrict x, float* __restrict 
         finite_block_amax<kNf4Block>(xt, nt, amax);
         for (int64_t b = 0; b < nt; ++b) {
             const BlockwiseScale k = blockwise_scale(amax[b], false);
-            nf4_lanes::fake_block64<true>(xt + b * kNf4Block, yt + b * kNf4Block, k.inv, k.absmax, t);
+            nf4_lanes::fake_block64(xt + b * kNf4Block, yt + b * kNf4Block, k.inv, k.absmax, t);
         }
     }
 }
 
-// The double-quantized fake quantization of full blocks of 64: codes from each block's exact
-// absmax, values times its reconstructed absmax `dq[b]`, NaN inputs to the canonical NaN (what
-// decoding the codes does, see nf4_fake_quant_double).
-QL_INLINE void fake_quant_blocks64_double(const float* __restrict x, float* __restrict y, int64_t nblocks,
-                                          const float* __restrict amax, const float* __restrict dq,
-                                          const nf4_lanes::Tables& t) {
-    for (int64_t b = 0; b < nblocks; ++b) {
-        const BlockwiseScale k = blockwise_scale(amax[b], false);
-        nf4_lanes::fake_block64<false>(x + b * kNf4Block, y + b * kNf4Block, k.inv, dq[b], t);
+// Pass 1 of the double-quantized fake quantization of full blocks of 64, in tiles of eight
+// blocks: the absmaxes (block_magnitude_max.h), then each block's codes while the tile is in L1,
+// and its NaN flag. x is read from memory once.
+QL_INLINE void encode_blocks64(const float* __restrict x, int64_t nblocks, float* __restrict amax,
+                               nf4_lanes::BlockCodes* __restrict codes, uint8_t* __restrict has_nan,
+                               const nf4_lanes::Tables& t) {
+    constexpr int64_t kTile = 8;
+    for (int64_t t0 = 0; t0 < nblocks; t0 += kTile) {
+        const int64_t nt = nblocks - t0 < kTile ? nblocks - t0 : kTile;
+        finite_block_amax<kNf4Block>(x + t0 * kNf4Block, nt, amax + t0);
+        // The tile two ahead, while this one is rounded from L1: the hardware prefetcher alone left
+        // memory idle during the rounding (two-pass path 0.47x memcpy without, 0.56-0.61x with).
+        if (t0 + 3 * kTile <= nblocks)
+            for (int64_t line = 0; line < kTile * kNf4Block; line += 16)
+                __builtin_prefetch(x + (t0 + 2 * kTile) * kNf4Block + line);
+        for (int64_t b = t0; b < t0 + nt; ++b) {
+            const BlockwiseScale k = blockwise_scale(amax[b], false);
+            has_nan[b] = nf4_lanes::encode_block64(x + b * kNf4Block, k.inv, t, codes[b]);
+        }
     }
+}
+
+// Pass 2: values from the codes times each block's reconstructed absmax dq[b].
+QL_INLINE void decode_blocks64(const nf4_lanes::BlockCodes* __restrict codes, const uint8_t* __restrict has_nan,
+                               const float* __restrict dq, int64_t nblocks, const float* x, float* y,
+                               const nf4_lanes::Codebook8& book) {
+    for (int64_t b = 0; b < nblocks; ++b)
+        nf4_lanes::decode_block64(codes[b], dq[b], has_nan[b] != 0, x + b * kNf4Block, y + b * kNf4Block, book);
 }
 
 // The dynamic-map codes of up to kNf4DoubleQuantBlock centred, scaled absmaxes: dynamic_map_code
@@ -251,6 +341,11 @@ const Nf4Tables& tables() {
 const nf4_lanes::Tables& lane_tables() {
     static const nf4_lanes::Tables t;
     return t;
+}
+
+const nf4_lanes::Codebook8& lane_codebook() {
+    static const nf4_lanes::Codebook8 c;
+    return c;
 }
 
 }  // namespace
@@ -368,11 +463,15 @@ void nf4_double_dequant(const uint8_t* codes8, const float* absmax2, float offse
     });
 }
 
-// One pass for the absmaxes, the double quantization of those (small: one value per block),
-// then one fused pass that rounds each element with its block's exact absmax and multiplies by
-// the reconstructed one. Equal, bit for bit, to encoding, double-quantizing, dequantizing and
-// decoding (what a QLoRA checkpoint decodes to; tests/kernels/nf4_test.cpp checks that), where
-// the composed path wrote and read back a byte of codes per element and scanned for NaNs alone.
+// Full blocks of 64 in two passes: the absmaxes and the codes (rounded with each block's exact
+// absmax) in one read of x into a buffer of half a byte per element, the double quantization of
+// the absmaxes (one value per block), then the values from the codes times the reconstructed
+// absmaxes. The earlier form read x twice (absmaxes, then rounding and scaling): 12 bytes of
+// traffic per element against this one's 9; on a 2-core Zen 3, alternating runs, 0.52-0.53x
+// memcpy against this one's 0.57-0.61x (issue 22, docs/BENCHMARKS.md).
+// Other block sizes and a short last block: the absmaxes first, then one fused pass reading x
+// again. Both equal, bit for bit, encoding, double-quantizing, dequantizing and decoding (what a
+// QLoRA checkpoint decodes to; tests/kernels/nf4_test.cpp checks that).
 void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block) {
     const int64_t nb = (n + block - 1) / block;
     if (nb == 0) return;
@@ -380,13 +479,23 @@ void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block) {
     std::vector<uint8_t> codes8(static_cast<size_t>(nb));
     std::vector<float> absmax2(static_cast<size_t>((nb + kNf4DoubleQuantBlock - 1) / kNf4DoubleQuantBlock));
     const bool tiled = block == kNf4Block;
-    const int64_t full = n / block;
-    // Absmaxes as nf4_encode stores them (a short last block's clamped).
+    const int64_t full = tiled ? n / block : 0;  // blocks taking the two-pass path
+    // The codes buffer is kept per calling thread: allocating half a byte per element afresh cost
+    // a page fault and a page clear per 4 KiB on every call (0.36x memcpy instead of 0.47x). The
+    // workers reach it through the pointer (a thread_local named in the lambdas would be theirs).
+    static thread_local std::vector<nf4_lanes::BlockCodes> codes_buffer;
+    if (codes_buffer.size() < static_cast<size_t>(full)) codes_buffer.resize(static_cast<size_t>(full));
+    nf4_lanes::BlockCodes* const codes = codes_buffer.data();
+    std::vector<uint8_t> has_nan(static_cast<size_t>(full));
+    const nf4_lanes::Tables& t = lane_tables();
+    // Absmaxes as nf4_encode stores them (a short last block's clamped), with the codes of full blocks.
     parallel_ranges(nb, std::max<int64_t>(1, 32768 / block), tiled ? 8 : 1, [&](int64_t b0, int64_t b1) {
         const int64_t fe = std::min(b1, full);
-        if (tiled && b0 < fe)
-            run_cpu_clone([&]() QL_CLONE_BODY { finite_block_amax<kNf4Block>(x + b0 * block, fe - b0, absmax.data() + b0); });
-        for (int64_t b = tiled ? std::max(b0, fe) : b0; b < b1; ++b) {
+        if (b0 < fe)
+            run_cpu_clone([&]() QL_CLONE_BODY {
+                encode_blocks64(x + b0 * block, fe - b0, absmax.data() + b0, codes + b0, has_nan.data() + b0, t);
+            });
+        for (int64_t b = std::max(b0, fe); b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);
             absmax[b] = blockwise_scale(block_absmax(x + off, len), len < block).absmax;
         }
@@ -395,14 +504,14 @@ void nf4_fake_quant_double(const float* x, float* y, int64_t n, int64_t block) {
     nf4_double_quant(absmax.data(), nb, codes8.data(), absmax2.data(), &offset);
     nf4_double_dequant(codes8.data(), absmax2.data(), offset, nb, absmax_dq.data());
     const Nf4Tables& r = tables();
-    const nf4_lanes::Tables& t = lane_tables();
+    const nf4_lanes::Codebook8& book = lane_codebook();
     const float nan_out = bits_float(0x7FC00000u);
     parallel_ranges(nb, std::max<int64_t>(1, 32768 / block), 1, [&](int64_t b0, int64_t b1) {
-        const int64_t fe = tiled ? std::min(b1, full) : b0;
+        const int64_t fe = std::min(b1, full);
         if (b0 < fe)
             run_cpu_clone([&]() QL_CLONE_BODY {
-                fake_quant_blocks64_double(x + b0 * block, y + b0 * block, fe - b0, absmax.data() + b0,
-                                           absmax_dq.data() + b0, t);
+                decode_blocks64(codes + b0, has_nan.data() + b0, absmax_dq.data() + b0, fe - b0,
+                                x + b0 * block, y + b0 * block, book);
             });
         for (int64_t b = std::max(b0, fe); b < b1; ++b) {
             const int64_t off = b * block, len = std::min(block, n - off);

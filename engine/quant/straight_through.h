@@ -20,13 +20,13 @@ struct SteOptions {
 
 // y = fake_quantize(x, spec): float32, x's shape and device, bit for bit (signed zeros and all).
 // dL/dx = dL/dy (cast back to x's dtype), times 0 where clip_gradient finds x saturated.
-// Non-finite elements of x get zero gradient (x - x is NaN there, so they are kept out of the
-// gradient path to keep the forward exact). x: any float dtype; when it does not require grad or
-// grad mode is off, this is exactly fake_quantize(x, spec).
+// Non-finite elements of x get zero gradient (as they had when the estimator was composed of
+// element-wise ops, where x - x is NaN). x: any float dtype; when it does not require grad or grad
+// mode is off, this is exactly fake_quantize(x, spec).
 //
-// How the forward stays exact: y = q - where(pass, x.detach() - x, 0) with q = fake_quantize(x).
-// x.detach() - x is exactly +0 for finite x, q - (+0) == q exactly (also for q == -0.0, which
-// the hint's q + (x - x.detach()) would turn into +0.0), and d/dx of -(x.detach() - x) is 1.
+// The forward returns fake_quantize(x) itself from one custom autograd node, so it is exact by
+// construction; the backward is the incoming gradient, masked only where a mask is needed
+// (clip_gradient, or x holding NaN / Inf). spec must outlive the call (not the backward).
 at::Tensor fake_quantize_ste(const at::Tensor& x, const QuantSpec& spec, const SteOptions& options = {});
 
 }  // namespace ql

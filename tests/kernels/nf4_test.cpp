@@ -143,11 +143,9 @@ TEST(Nf4Codec, InPlaceDoubleQuantKeepsNaN) {
 namespace ql::kernels {
 namespace {
 
-// The fused block-of-64 path (bisection over the thresholds, nf4.cpp) on blocks whose absmax is
-// exactly 1, so that every element's scaled value is the element itself: each threshold and
-// 30 floats either side of it, and the codebook values, give the codebook entry of
-// torch.bucketize's code.
-TEST(Nf4Codec, FusedBlocksRoundEveryThresholdNeighbourhoodAsBucketize) {
+// Blocks of 64 whose first element (1) sets the absmax, holding 30 floats on either side of every
+// threshold, the codebook values and -0, in whole tiles of eight blocks.
+std::vector<float> threshold_neighbourhoods() {
     std::vector<float> x;
     auto push = [&](float v) {
         if (x.size() % 64 == 0) x.push_back(1.0f);  // the block's absmax
@@ -165,6 +163,15 @@ TEST(Nf4Codec, FusedBlocksRoundEveryThresholdNeighbourhoodAsBucketize) {
     for (int i = 0; i < 16; ++i) push(kNf4Codebook[i]);
     push(-0.0f);
     while (x.size() % (64 * 8) != 0) push(0.5f);  // whole tiles of eight blocks
+    return x;
+}
+
+// The fused block-of-64 path (bisection over the thresholds, nf4.cpp) on blocks whose absmax is
+// exactly 1, so that every element's scaled value is the element itself: each threshold and
+// 30 floats either side of it, and the codebook values, give the codebook entry of
+// torch.bucketize's code.
+TEST(Nf4Codec, FusedBlocksRoundEveryThresholdNeighbourhoodAsBucketize) {
+    const std::vector<float> x = threshold_neighbourhoods();
     const int64_t n = static_cast<int64_t>(x.size());
     std::vector<float> y(x.size());
     nf4_fake_quant(x.data(), y.data(), n, kNf4Block);
@@ -209,6 +216,18 @@ TEST(Nf4Codec, FusedDoubleQuantEqualsTheComposedCodecBitForBit) {
             for (int64_t i = 0; i < n; ++i)
                 ASSERT_EQ(test::bits_of(x[i]), test::bits_of(want[i])) << "in place: block " << block << ", n " << n;
         }
+}
+
+// The two-pass path of blocks of 64 (codes in the absmax pass) rounds like the scalar encoder
+// at every threshold.
+TEST(Nf4Codec, FusedDoubleQuantRoundsEveryThresholdNeighbourhoodAsTheComposedCodec) {
+    std::vector<float> x = threshold_neighbourhoods();
+    for (size_t i = 64 * 3 + 5; i < x.size(); i += 64 * 5) x[i] = std::numeric_limits<float>::quiet_NaN();
+    const int64_t n = static_cast<int64_t>(x.size());
+    const std::vector<float> want = composed_double(x, kNf4Block);
+    std::vector<float> y(x.size());
+    nf4_fake_quant_double(x.data(), y.data(), n, kNf4Block);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(test::bits_of(y[i]), test::bits_of(want[i])) << "element " << i << " = " << x[i];
 }
 
 }  // namespace
