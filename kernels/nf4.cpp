@@ -163,28 +163,32 @@ QL_INLINE F8 clamp8(F8 s, const Tables& t) {
     return s < t.lower ? t.lower : s;
 }
 
-// nf4_value(s) of eight lanes s already in [-1, 1] (or NaN).
-QL_INLINE F8 value8(F8 s, const Tables& t) {
+// The bisection of eight lanes s already in [-1, 1] (or NaN): j = -q for the code's upper three
+// bits q = 4 b3 + 2 b2 + b1, and m0 = -b0 for its lowest (the code is 2 q + b0).
+struct Bisection8 {
+    I8 j, m0;
+};
+
+QL_INLINE Bisection8 bisect8(F8 s, const Tables& t) {
     const I8 m3 = s > t.t7;
     const F8 th2 = m3 ? t.t11 : t.t3;
     const I8 m2 = s > th2;
     const I8 k = m3 + m3 + m2;
     const I8 m1 = s > __builtin_shuffle(t.level3, k);
     const I8 j = k + k + m1;
-    const I8 m0 = s > __builtin_shuffle(t.level4, j);
-    return m0 ? __builtin_shuffle(t.odd, j) : __builtin_shuffle(t.even, j);
+    return {j, s > __builtin_shuffle(t.level4, j)};
 }
 
-// nf4_code(s) of eight lanes s already in [-1, 1] (or NaN): the index value8 looks up, 2 q + b0.
+// nf4_value(s) of eight lanes s already in [-1, 1] (or NaN).
+QL_INLINE F8 value8(F8 s, const Tables& t) {
+    const Bisection8 b = bisect8(s, t);
+    return b.m0 ? __builtin_shuffle(t.odd, b.j) : __builtin_shuffle(t.even, b.j);
+}
+
+// nf4_code(s) of eight lanes: the index value8 looks up, 2 q + b0.
 QL_INLINE I8 code8(F8 s, const Tables& t) {
-    const I8 m3 = s > t.t7;
-    const F8 th2 = m3 ? t.t11 : t.t3;
-    const I8 m2 = s > th2;
-    const I8 k = m3 + m3 + m2;
-    const I8 m1 = s > __builtin_shuffle(t.level3, k);
-    const I8 j = k + k + m1;
-    const I8 m0 = s > __builtin_shuffle(t.level4, j);
-    return -(j + j + m0);
+    const Bisection8 b = bisect8(s, t);
+    return -(b.j + b.j + b.m0);
 }
 
 // The codebook in two registers, for decoding codes 0..15 with two in-register lookups.
