@@ -138,10 +138,14 @@ void BM_SafetensorsLoadFloat32(benchmark::State& state) {
 }
 
 const int kRegistered = [] {
-    for (auto [name, fn] : {std::pair{"SafetensorsCat", BM_SafetensorsCat}, std::pair{"SafetensorsCatToNewMemory", BM_SafetensorsCatToNewMemory},
-                            std::pair{"SafetensorsOpenTouch", BM_SafetensorsOpenTouch},
-                            std::pair{"SafetensorsLoadTensors", BM_SafetensorsLoadTensors},
-                            std::pair{"SafetensorsLoadFloat32", BM_SafetensorsLoadFloat32}})
+    // Spelled out: class template argument deduction of std::pair{"name", function} gives an
+    // array and a function type under the PyPI LibTorch build's flags, which do not compile.
+    using Entry = std::pair<const char*, void (*)(benchmark::State&)>;
+    for (const auto& [name, fn] : {Entry{"SafetensorsCat", BM_SafetensorsCat},
+                                   Entry{"SafetensorsCatToNewMemory", BM_SafetensorsCatToNewMemory},
+                                   Entry{"SafetensorsOpenTouch", BM_SafetensorsOpenTouch},
+                                   Entry{"SafetensorsLoadTensors", BM_SafetensorsLoadTensors},
+                                   Entry{"SafetensorsLoadFloat32", BM_SafetensorsLoadFloat32}})
         benchmark::RegisterBenchmark(name, fn)->Unit(benchmark::kMillisecond)->UseRealTime();
     return 0;
 }();

@@ -107,6 +107,41 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
     controls->addWidget(m_stop);
     controls->addStretch(1);
     layout->addLayout(controls);
+    // A third row: the runs' data. Empty = the experiment's own; a sentence encoder (MiniLM) takes
+    // a template's encoder form, which needs sentences (docs/EXPERIMENTS.md "Sentence encoders").
+    controls = new QHBoxLayout;
+    auto path = [this, &controls](const QString& label, const QString& name, const QString& placeholder,
+                                  const QString& tip, const QString& dialogTitle, const QString& filter) {
+        controls->addWidget(new QLabel(label, this));
+        auto* edit = new QLineEdit(this);
+        edit->setObjectName(name);
+        edit->setPlaceholderText(placeholder);
+        edit->setToolTip(tip);
+        edit->setClearButtonEnabled(true);
+        controls->addWidget(edit, 1);
+        auto* browse = new QPushButton(tr("File…"), this);
+        browse->setObjectName(name + QStringLiteral("File"));
+        browse->setToolTip(tip);
+        controls->addWidget(browse);
+        connect(browse, &QPushButton::clicked, this, [this, edit, dialogTitle, filter] {
+            const QString file = QFileDialog::getOpenFileName(this, dialogTitle, QString(), filter);
+            if (file.isEmpty()) return;
+            edit->setText(file);
+            reloadSpec();
+        });
+        connect(edit, &QLineEdit::editingFinished, this, &ExperimentsView::reloadSpec);
+        return edit;
+    };
+    m_data = path(tr("Data:"), QStringLiteral("experimentData"), tr("the experiment's"),
+                  tr("Every run's data: training, calibration and held-out (empty: as the experiment says). "
+                     "A sentence encoder needs sentences, one per line; the last tenth is held out."),
+                  tr("Data for every run"), tr("Text (*.txt *.tsv);;All files (*)"));
+    controls->addSpacing(12);
+    m_pairs = path(tr("Pairs:"), QStringLiteral("experimentPairs"), tr("none"),
+                   tr("Sentence encoders: sentence1<TAB>sentence2<TAB>score lines, scored as the Spearman "
+                      "correlation of the runs' cosines with the scores"),
+                   tr("Sentence pairs with scores"), tr("Pairs (*.tsv *.txt);;All files (*)"));
+    layout->addLayout(controls);
 
     m_claim = new QLabel(this);
     m_claim->setObjectName(QStringLiteral("experimentClaim"));
@@ -216,13 +251,17 @@ bool ExperimentsView::loadExperiment(const QString& templateOrFile) {
         m_experiment->setItemData(index, templateOrFile, Qt::ToolTipRole);
     }
     {
-        const QSignalBlocker b1(m_experiment), b2(m_replicates), b3(m_steps), b4(m_evalSamples), b5(m_model);
+        const QSignalBlocker b1(m_experiment), b2(m_replicates), b3(m_steps), b4(m_evalSamples), b5(m_model), b6(m_data),
+            b7(m_pairs);
         m_experiment->setCurrentIndex(index);
         m_replicates->setValue(static_cast<int>(plain.replicates));
         m_steps->setValue(0);
         m_evalSamples->setValue(0);
         m_defaultModel = plain.cells.empty() ? QStringLiteral("demo") : qs(plain.cells.front().parameters.model);
         m_model->setCurrentText(m_defaultModel);
+        // The data overrides belong to the model chosen with them, which a new experiment resets.
+        m_data->clear();
+        m_pairs->clear();
     }
     m_lastError.clear();
     reloadSpec();
@@ -236,6 +275,14 @@ void ExperimentsView::setModel(const QString& model) {
 void ExperimentsView::setReplicates(int replicates) { m_replicates->setValue(replicates); }
 void ExperimentsView::setSteps(int steps) { m_steps->setValue(steps); }
 void ExperimentsView::setEvalSamples(int samples) { m_evalSamples->setValue(samples); }
+void ExperimentsView::setData(const QString& data) {
+    m_data->setText(data);
+    reloadSpec();
+}
+void ExperimentsView::setPairs(const QString& pairs) {
+    m_pairs->setText(pairs);
+    reloadSpec();
+}
 
 void ExperimentsView::reloadSpec() {
     if (m_source.isEmpty() || isRunning()) return;
@@ -246,9 +293,11 @@ void ExperimentsView::reloadSpec() {
     const QString model = m_model->currentText().trimmed();
     // Only a changed model is an override: the file's own is the same experiment (identity).
     if (!model.isEmpty() && model != m_defaultModel) o.model = model.toStdString();
+    o.data = m_data->text().trimmed().toStdString();
+    o.pairs = m_pairs->text().trimmed().toStdString();
     try {
-        // A sentence encoder takes a template's encoder form, which needs sentences: the view has
-        // no data field yet, so it says so (docs/EXPERIMENTS.md "Sentence encoders": the CLI's --data).
+        // A sentence encoder takes a template's encoder form; without sentences in Data the
+        // engine's error says what to give (shown above the table).
         o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
         auto spec = std::make_shared<experiments::ExperimentSpec>(experiments::load_experiment(m_source.toStdString(), o));
         check_experiment_models(*spec);
@@ -442,7 +491,7 @@ bool ExperimentsView::start() {
                                           });
         });
     if (!started) return false;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_start})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs, m_start})
         w->setEnabled(false);
     m_stop->setEnabled(true);
     updateProgress();
@@ -492,7 +541,7 @@ void ExperimentsView::onFinished(JobRunner::Outcome outcome, const QString& mess
     m_current = -1;
     for (int& live : m_live)
         if (live == 1) live = 0;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_start})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs, m_start})
         w->setEnabled(true);
     m_stop->setEnabled(false);
     QString error;

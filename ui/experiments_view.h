@@ -20,6 +20,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -46,6 +47,9 @@ public:
     void setReplicates(int replicates);
     void setSteps(int steps);
     void setEvalSamples(int samples);
+    // Every run's data / the encoders' scored pairs ("" = the experiment's own).
+    void setData(const QString& data);
+    void setPairs(const QString& pairs);
 
     bool start();   // false when nothing is loaded, no project is open, or it runs already
     void stop();    // after the current run
@@ -84,6 +88,8 @@ private:
     QSpinBox* m_replicates = nullptr;
     QSpinBox* m_steps = nullptr;
     QSpinBox* m_evalSamples = nullptr;
+    QLineEdit* m_data = nullptr;
+    QLineEdit* m_pairs = nullptr;
     QPushButton* m_start = nullptr;
     QPushButton* m_stop = nullptr;
     QLabel* m_claim = nullptr;

@@ -95,8 +95,11 @@ ScreenshotRunner::Shot workbenchShot(const QString& file, const QString& view, T
 // (scripts/screenshots makes it with quantlab-cli experiment run TEMPLATE --replicates R
 // --eval-samples N, so the view, set the same way, finds it), on plot tab `tab` with the run of
 // `cell` selected. Its own project, so the other shots' project keeps only its own runs.
+// An encoder's form of the template (`sentences` non-empty): the open model with the view's Data
+// and Pairs fields set as `experiment run --model M --data S --pairs P` was.
 ScreenshotRunner::Shot experimentsShot(const QString& file, const QString& templateName, int replicates, int evalSamples,
-                                       const QString& tab, const QString& cell, ThemeManager::Theme theme) {
+                                       const QString& tab, const QString& cell, ThemeManager::Theme theme,
+                                       const QString& sentences = {}, const QString& pairs = {}) {
     return {file,
             [=](MainWindow& w) {
                 w.themeManager()->apply(theme);
@@ -107,6 +110,13 @@ ScreenshotRunner::Shot experimentsShot(const QString& file, const QString& templ
                 if (!QFileInfo::exists(project)) throw std::runtime_error("no " + project.toStdString());
                 v->setProject(project);
                 if (!v->loadExperiment(templateName)) throw std::runtime_error(v->lastError().toStdString());
+                if (!sentences.isEmpty()) {
+                    if (w.workbench()->modelPath().isEmpty()) throw std::runtime_error("the project names no model");
+                    v->setModel(w.workbench()->modelPath());
+                    v->setData(sentences);
+                    v->setPairs(pairs);
+                    if (!v->lastError().isEmpty()) throw std::runtime_error(v->lastError().toStdString());
+                }
                 v->setReplicates(replicates);
                 v->setEvalSamples(evalSamples);
             },
@@ -359,6 +369,10 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::encoderShots(const QString
         withData(inspectorShot(QStringLiteral("tutorial-histogram-mxfp4.png"), QStringLiteral("histogram"), T::Light, query, QStringLiteral("mxfp4"))),
         withData(inspectorShot(QStringLiteral("tutorial-ffn-outliers.png"), QStringLiteral("outliers"), T::Light, ffnOut, QStringLiteral("int8"))),
         withData(inspectorShot(QStringLiteral("tutorial-sensitivity.png"), QStringLiteral("sensitivity"), T::Light)),
+        // scripts/tutorial-screenshots runs nvfp4-vs-mxfp4's encoder form (3 replicates) into
+        // experiments.qlab beside the project: the frontier of embedding cosine against bits.
+        experimentsShot(QStringLiteral("tutorial-experiments.png"), QStringLiteral("nvfp4-vs-mxfp4"), 3, 0,
+                        QStringLiteral("Bits frontier"), QStringLiteral("recipe=NVFP4_DEFAULT"), T::Light, sentences, pairs),
     };
 }
 

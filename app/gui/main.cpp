@@ -127,7 +127,12 @@ int main(int argc, char** argv) {
         if (parser.isSet(screenshotOnly)) {
             const QStringList names = parser.value(screenshotOnly).split(QLatin1Char(','), Qt::SkipEmptyParts);
             std::vector<ql::ScreenshotRunner::Shot> shots;
-            for (const ql::ScreenshotRunner::Shot& shot : ql::ScreenshotRunner::defaultShots())
+            // From the set chosen above: the encoder's shots with --screenshot-sentences.
+            const std::vector<ql::ScreenshotRunner::Shot> pool =
+                parser.isSet(screenshotSentences)
+                    ? ql::ScreenshotRunner::encoderShots(parser.value(screenshotSentences), parser.value(screenshotPairs))
+                    : ql::ScreenshotRunner::defaultShots();
+            for (const ql::ScreenshotRunner::Shot& shot : pool)
                 if (names.contains(QString(shot.file).remove(QStringLiteral(".png")))) shots.push_back(shot);
             if (shots.empty()) std::fprintf(stderr, "quantlab: --screenshot-only names no shot (ignored)\n");
             else runner.setShots(std::move(shots));

@@ -195,6 +195,31 @@ Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count) {
     return trim_padding(s);
 }
 
+Dataset draw_rows(const Dataset& d, int64_t count, uint64_t seed) {
+    if (count <= 0 || count >= d.size()) return d;
+    if (seed == 0) return slice_dataset(d, 0, count);
+    // A partial Fisher-Yates shuffle on splitmix64 draws: the same rows for the same seed on every
+    // machine (no std:: distribution, whose results differ between standard libraries).
+    const int64_t n = d.size();
+    std::vector<int64_t> order(n);
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    const uint64_t key = mix64(seed ^ 0xCA11B8A7E5ULL);
+    for (int64_t i = 0; i < count; ++i) {
+        const auto j = i + static_cast<int64_t>(mix64(key ^ mix64(static_cast<uint64_t>(i))) % static_cast<uint64_t>(n - i));
+        std::swap(order[i], order[j]);
+    }
+    order.resize(count);
+    std::sort(order.begin(), order.end());
+    const at::Tensor rows = long_tensor(order, {count}).to(d.inputs.device());
+    Dataset s = d;
+    s.inputs = d.inputs.index_select(0, rows);
+    s.targets = d.targets.index_select(0, rows);
+    if (d.domains.defined()) s.domains = d.domains.index_select(0, rows);
+    if (d.attention_mask.defined()) s.attention_mask = d.attention_mask.index_select(0, rows);
+    s.pair_scores.clear();
+    return trim_padding(s);
+}
+
 Dataset trim_padding(const Dataset& d) {
     if (!d.attention_mask.defined() || d.size() == 0) return d;
     const int64_t longest = d.attention_mask.ne(0).sum(1).max().item<int64_t>();

@@ -102,6 +102,12 @@ Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, 
 // slice is a batch of sentences).
 Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count);
 
+// `count` rows of `d` drawn without replacement by `seed`, kept in their order in `d` (all fields
+// alike; pair_scores dropped as by slice_dataset): a seeded calibration subset of a file's data,
+// so that replicate seeds of an experiment calibrate on different samples. seed 0, count <= 0
+// or count >= d.size() gives the first `count` rows (all of them for count <= 0), as before.
+Dataset draw_rows(const Dataset& d, int64_t count, uint64_t seed);
+
 // Padded sentence data without the trailing columns that no row uses (a view); other data as is.
 Dataset trim_padding(const Dataset& d);
 

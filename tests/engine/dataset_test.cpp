@@ -5,8 +5,10 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "engine/core/errors.h"
 #include "engine/data/dataset.h"
@@ -120,6 +122,46 @@ TEST(Dataset, WindowsPredictEveryTokenOnceAndSplitTheTail) {
                       "short.txt: 5 tokens are fewer than one window");
     expect_user_error([&] { make_window_dataset(std::vector<int64_t>(12, 1), 10, DataSplit::Validation, "one.txt"); },
                       "too few for a validation split");
+}
+
+// A seeded calibration subset of a file's rows: seed 0 keeps the first rows (as before); other
+// seeds draw distinct rows of the whole set, in order, the same for the same seed, with every
+// field taken from the same rows.
+TEST(Dataset, DrawnRowsAreASeededSubsetInOrder) {
+    std::vector<int64_t> tokens(1001);
+    for (int64_t i = 0; i < 1001; ++i) tokens[i] = i;
+    const Dataset all = make_window_dataset(tokens, 10, DataSplit::All, "t");  // 100 windows
+    ASSERT_EQ(all.size(), 100);
+    const auto first_tokens = [](const Dataset& d) {
+        std::vector<int64_t> firsts;
+        for (int64_t i = 0; i < d.size(); ++i) {
+            firsts.push_back(d.inputs[i][0].item<int64_t>());
+            EXPECT_EQ(d.targets[i][0].item<int64_t>(), firsts.back() + 1);  // targets from the same window
+        }
+        return firsts;
+    };
+    EXPECT_EQ(first_tokens(draw_rows(all, 3, 0)), (std::vector<int64_t>{0, 10, 20}));
+    EXPECT_EQ(draw_rows(all, 0, 5).size(), 100);
+    EXPECT_EQ(draw_rows(all, 500, 5).size(), 100);
+    const std::vector<int64_t> a = first_tokens(draw_rows(all, 20, 1));
+    const std::vector<int64_t> again = first_tokens(draw_rows(all, 20, 1));
+    const std::vector<int64_t> b = first_tokens(draw_rows(all, 20, 2));
+    ASSERT_EQ(a.size(), 20u);
+    EXPECT_EQ(a, again);
+    EXPECT_NE(a, b);
+    EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+    EXPECT_EQ(std::set<int64_t>(a.begin(), a.end()).size(), 20u);
+    // Drawn from the whole set, not from its head: 20 of 100 rows all below 40 has probability ~1e-9.
+    EXPECT_GE(a.back(), 400);
+    // Over 2000 seeds every row is drawn about equally often: 400 times expected (20 %), standard
+    // deviation 18; the bounds are 4.5 of them (the seeds are fixed: the test is deterministic).
+    std::vector<int> drawn(100, 0);
+    for (uint64_t seed = 1; seed <= 2000; ++seed)
+        for (int64_t first : first_tokens(draw_rows(all, 20, seed))) ++drawn[first / 10];
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_GT(drawn[i], 320) << "row " << i;
+        EXPECT_LT(drawn[i], 480) << "row " << i;
+    }
 }
 
 TEST(Dataset, TokenFilesNpyAndNanoGptBin) {

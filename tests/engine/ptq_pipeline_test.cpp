@@ -255,6 +255,44 @@ TEST(PtqCheckpoint, ExistingOutputNeedsForceAndDamagedStateIsReported) {
     fs::remove_all(dir);
 }
 
+// Calibration from a file: seed 0 calibrates on its first rows, another seed on rows drawn by
+// that seed (the same for the same seed), so an experiment's replicates differ in calibration.
+TEST(PtqApi, ASeedDrawsOtherCalibrationRowsOfAFile) {
+    const std::string dir = temp_dir();
+    {
+        std::ofstream bin(dir + "/tokens.bin", std::ios::binary);  // nanoGPT's raw uint16 stream
+        for (uint32_t i = 0; i < 64 * 16 + 1; ++i) {
+            const auto token = static_cast<uint16_t>((i * 7919u + (i * i) % 13u) % 128u);
+            bin.write(reinterpret_cast<const char*>(&token), sizeof token);
+        }
+    }
+    NullJobSink sink;
+    CancellationToken cancel;
+    const auto input_amaxes = [&](uint64_t seed) {
+        PtqRequest req;
+        req.model = kLlama;
+        req.recipe = "FP8_DEFAULT";  // static input amaxes from the calibration rows
+        req.calibration = dir + "/tokens.bin";
+        req.token_dtype = "uint16";
+        req.samples = 8;
+        req.sequence_length = 16;
+        req.seed = seed;
+        const PtqSummary s = run_ptq(req, sink, cancel);
+        EXPECT_EQ(s.calibration_examples, 8);
+        std::vector<double> amaxes;
+        for (const PtqLayerSummary& l : s.layers) amaxes.push_back(l.input_amax);
+        return amaxes;
+    };
+    const std::vector<double> first = input_amaxes(0), seed1 = input_amaxes(1);
+    ASSERT_FALSE(first.empty());
+    EXPECT_GT(first.front(), 0.0);
+    EXPECT_EQ(input_amaxes(0), first);
+    EXPECT_EQ(input_amaxes(1), seed1);
+    EXPECT_NE(seed1, first);
+    EXPECT_NE(input_amaxes(2), seed1);
+    fs::remove_all(dir);
+}
+
 TEST(PtqApi, WritesReportsAndChecksEverythingBeforeWorking) {
     const std::string dir = temp_dir();
     PtqRequest req;

@@ -13,13 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
 
 #include "wait_for.h"
 #include "plots/interval_plot.h"
 #include "projects/experiment_report.h"
 #include "projects/project_file.h"
+#include "tests/peer_paths.h"
 #include "ui/experiment_result_panel.h"
 #include "ui/experiments_view.h"
 #include "ui/workbench.h"
@@ -78,6 +81,59 @@ TEST_F(ExperimentsViewTest, ATemplateShowsItsPlannedRunsAndTime) {
     EXPECT_EQ(view->runTable()->item(3, 1)->text(), QStringLiteral("1"));
     EXPECT_FALSE(view->loadExperiment(QDir(test::scratchDir()).filePath(QStringLiteral("missing.json"))));
     EXPECT_FALSE(view->lastError().isEmpty());
+}
+
+// The Data and Pairs fields: the real all-MiniLM-L6-v2 takes a template's encoder form, which
+// needs sentences; the fields carry the caller's sentences and scored pairs into every cell, and a
+// new experiment resets them with the model.
+TEST_F(ExperimentsViewTest, TheDataAndPairsFieldsGiveAnEncoderItsSentences) {
+    const std::string pairs = std::string(QUANTLAB_TEST_DATA_DIR) + "/sentences/pairs.tsv";
+    const QString sentences = QDir(test::scratchDir()).filePath(QStringLiteral("sentences.txt"));
+    {
+        std::ifstream in(pairs);
+        std::ofstream out(sentences.toStdString());
+        int written = 0;
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty() || line[0] == '#') continue;
+            out << line.substr(0, line.find('\t')) << '\n';
+            ++written;
+        }
+        ASSERT_GE(written, 40);
+    }
+    ASSERT_TRUE(view->loadExperiment(QStringLiteral("nvfp4-vs-mxfp4"))) << view->lastError().toStdString();
+    const int demoRuns = view->plannedRunCount();
+    ASSERT_GT(demoRuns, 0);
+    view->setModel(QString::fromStdString(test::minilm_dir()));
+    // No sentences yet: nothing is planned and the error says what is missing.
+    EXPECT_EQ(view->plannedRunCount(), 0);
+    EXPECT_NE(view->lastError().indexOf(QStringLiteral("needs its sentences")), -1) << view->lastError().toStdString();
+
+    view->setData(sentences);
+    ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
+    ASSERT_NE(view->spec(), nullptr);
+    EXPECT_GT(view->plannedRunCount(), 0);
+    for (const auto& cell : view->spec()->cells) {
+        EXPECT_EQ(cell.parameters.model, test::minilm_dir());
+        EXPECT_EQ(cell.parameters.data, sentences.toStdString());
+        EXPECT_EQ(cell.parameters.pairs, "");
+    }
+    // The encoder form scores embeddings, not exact match.
+    const auto& metrics = view->spec()->metrics;
+    EXPECT_NE(std::find(metrics.begin(), metrics.end(), "cosine_mean"), metrics.end());
+    EXPECT_EQ(std::find(metrics.begin(), metrics.end(), "exact_match"), metrics.end());
+
+    view->setPairs(QString::fromStdString(pairs));
+    ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
+    for (const auto& cell : view->spec()->cells) EXPECT_EQ(cell.parameters.pairs, pairs);
+
+    // Another experiment starts from its own model and data again.
+    ASSERT_TRUE(view->loadExperiment(QStringLiteral("nvfp4-vs-mxfp4"))) << view->lastError().toStdString();
+    EXPECT_EQ(view->plannedRunCount(), demoRuns);
+    for (const auto& cell : view->spec()->cells) {
+        EXPECT_EQ(cell.parameters.model, "demo");
+        EXPECT_EQ(cell.parameters.pairs, "");
+        EXPECT_NE(cell.parameters.data, sentences.toStdString());
+    }
 }
 
 TEST_F(ExperimentsViewTest, ARunShowsTheEnginesStatisticsAndAFrontierPointSelectsItsRun) {
