@@ -162,17 +162,11 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     auto quantized = std::make_unique<QuantizedModel>(*opened.model, recipe);
     DataOptions data_options;
     data_options.split = DataSplit::Train;  // calibrate on training data; evaluate on held-out data
-    const int64_t calibration_samples = req.samples > 0 ? req.samples : recipe.calibration.samples;
-    // The seed makes synthetic problems; a file's data have no seed of their own, so another seed
-    // draws another subset of the file's training split (docs/RECIPES.md "Calibration data"):
-    // an experiment's replicates then differ in their calibration samples, not just in name.
-    const bool drawn = req.seed != 0 && req.calibration.rfind("synthetic:", 0) != 0;
-    data_options.samples = drawn ? 0 : calibration_samples;
-    data_options.seed = req.seed;
+    data_options.samples = req.samples > 0 ? req.samples : recipe.calibration.samples;
+    data_options.seed = req.seed;  // also draws a file's calibration rows (replicates differ)
     data_options.sequence_length = req.sequence_length > 0 ? req.sequence_length : recipe.calibration.sequence_length;
     data_options.token_dtype = req.token_dtype;
-    Dataset calibration = load_dataset(req.calibration, data_options, opened.data);
-    if (drawn) calibration = draw_rows(calibration, calibration_samples, req.seed);
+    const Dataset calibration = load_calibration_dataset(req.calibration, data_options, opened.data);
     cancel.throw_if_cancelled();
 
     PtqOptions options;

@@ -156,7 +156,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         co.samples = req.calibration_samples > 0 ? req.calibration_samples : recipe->calibration.samples;
         co.seed = req.seed;
         co.sequence_length = req.sequence_length;
-        calibration = load_dataset(req.calibration.empty() ? req.data : req.calibration, co, student.data);
+        calibration = load_calibration_dataset(req.calibration.empty() ? req.data : req.calibration, co, student.data);
     }
     if (main_rank) {
         if (req.force && exists) fs::remove_all(req.out_dir, ec);

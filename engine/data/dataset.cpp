@@ -232,6 +232,14 @@ Dataset trim_padding(const Dataset& d) {
     return s;
 }
 
+Dataset load_calibration_dataset(const std::string& spec, const DataOptions& options, const DataContext& context) {
+    if (options.seed == 0 || options.samples <= 0 || spec.rfind("synthetic:", 0) == 0)
+        return load_dataset(spec, options, context);
+    DataOptions whole = options;
+    whole.samples = 0;
+    return draw_rows(load_dataset(spec, whole, context), options.samples, options.seed);
+}
+
 Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context) {
     const std::string model = context.model_name.empty() ? "the model" : context.model_name;
     if (options.samples < 0) throw UserError("data '" + spec + "': the number of samples must be positive");

@@ -79,6 +79,13 @@ struct DataOptions {
 
 Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context);
 
+// Calibration data (PTQ, and the PTQ that starts QAT/QAD): load_dataset, except that a file's data,
+// which have no seed of their own, give `options.samples` rows drawn by a non-zero
+// `options.seed` from the whole of `options.split` (draw_rows) instead of its first rows, so
+// that an experiment's replicates calibrate on different samples. Synthetic data are made from
+// the seed as by load_dataset.
+Dataset load_calibration_dataset(const std::string& spec, const DataOptions& options, const DataContext& context);
+
 // Synthetic problems as tensors (answers scored only): problems first .. first + count - 1 of
 // the stream; problem i is of domain i % k and that domain's problem i / k (k domains). A domain
 // listed r times takes r of every k slots (a weighted mix; its problems are numbered across its
