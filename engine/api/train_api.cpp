@@ -10,6 +10,7 @@
 #include "engine/core/errors.h"
 #include "engine/api/eval_json.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/data/sentence_data.h"
 #include "engine/distributed/data_parallel.h"
 #include "engine/eval/encoder_evaluator.h"
@@ -85,6 +86,11 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
     const DistributedOptions& dist = req.distributed;
+    const at::Device device = torch_device(req.device);
+    // The process group is Gloo's, which reduces CPU tensors (engine/distributed/process_group.cpp).
+    if (dist.enabled() && !device.is_cpu())
+        throw UserError("train: --device " + req.device + " with several processes is not supported (the process group "
+                        "reduces CPU tensors); use --device cpu");
     if (dist.enabled() && req.batch_size % dist.world_size != 0)
         throw UserError("train: --batch-size " + std::to_string(req.batch_size) + " (the global batch) does not split over " +
                         std::to_string(dist.world_size) + " ranks; use a multiple of " + std::to_string(dist.world_size));
@@ -111,6 +117,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
 
     sink.progress(0, 0, "load");
     OpenedModel student = open_model(req.model);
+    move_opened_model(student, device);  // before the recipe's quantizers and the optimizer
     std::unique_ptr<QuantizedModel> own_quantization;
     QuantizedModel* q = student.quantization.get();
     if (q && !req.recipe.empty())
@@ -131,6 +138,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     }
     // The teacher: the given model, else the student's own full-precision weights.
     OpenedModel teacher = open_model(req.teacher.empty() ? req.model : req.teacher);
+    move_opened_model(teacher, device);
     if (teacher.quantization) teacher.quantization->set_enabled(false);
     if (teacher.model->config().vocab_size != student.model->config().vocab_size)
         throw UserError("train: the teacher's vocabulary (" + std::to_string(teacher.model->config().vocab_size) +

@@ -66,6 +66,7 @@ struct TrainRequest {
     // train, and their TrainReport carries the steps alone.
     DistributedOptions distributed;
     int64_t threads = 0;             // intra-op threads of this process (0 = keep the current count)
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 struct TrainReport {

@@ -12,6 +12,7 @@
 #include "engine/distributed/data_parallel.h"
 #include "engine/eval/evaluator.h"
 #include "engine/models/bert_model.h"
+#include "engine/models/model_device.h"
 #include "engine/models/sentence_pooling.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/train/distillation_loss.h"
@@ -243,8 +244,10 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 // The flight recorder reads the block outputs of a recorded step's first micro-batch.
                 std::optional<FlightRecorder::Capture> capture;
                 if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
-                const Dataset b = dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
-                                     : data.batch(step * config.grad_accumulation + micro);
+                // On the model's device (--device): the loss compares its logits with the targets there.
+                const Dataset b = batch_on_model_device(
+                    model, dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
+                              : data.batch(step * config.grad_accumulation + micro));
                 if (encoder) {
                     const EncoderStep e = encoder_distillation_step(model, *teacher, b, config);
                     (e.loss / static_cast<double>(config.grad_accumulation)).backward();
