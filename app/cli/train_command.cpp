@@ -26,7 +26,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli train qat|qad MODEL --data D --out DIR [--recipe R] [--steps N] [--lr X] [--temperature T]\n"
-    "    [--device cpu|cuda|cuda:N]\n"
+    "    [--device cpu|cuda|cuda:N] [--precision fp32|bf16]\n"
     "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear|wsd] [--warmup N] [--final-lr F]\n"
     "    [--decay-steps N] [--fp-steps N]\n"
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
@@ -44,7 +44,8 @@ const char* kUsage =
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
     "bit-exactly. --kv-cache K / --rotate R overlay a KV-cache format (as ptq) / a rotation on the recipe (FP MODEL\n"
     "only). Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
-    "--device D: where the model trains (docs/CLI.md \"Devices\").\n"
+    "--device D: where the model trains (docs/CLI.md \"Devices\"); --precision bf16 (with --device cuda): the forward\n"
+    "passes autocast to bfloat16, weights and optimizer state stay float32.\n"
     "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
     "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
     "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
@@ -77,7 +78,7 @@ int run(const std::vector<std::string>& args) {
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
                  "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
                  "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate", "--nproc", "--dist-timeout",
-                 "--threads"},
+                 "--threads", "--precision"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -87,6 +88,7 @@ int run(const std::vector<std::string>& args) {
     if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the first argument is qat or qad, got '" + req.mode + "'");
     req.model = p.positional()[1];
     req.device = device_option(p);
+    req.precision = p.value("--precision").value_or(req.precision);
     req.recipe = p.value("--recipe").value_or("");
     req.kv_cache = p.value("--kv-cache").value_or("");
     req.rotate = p.value("--rotate").value_or("");
@@ -191,7 +193,8 @@ int run(const std::vector<std::string>& args) {
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
                                        {"temperature", req.temperature}, {"out", req.out_dir},
-                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}, {"device", req.device}})
+                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}, {"device", req.device},
+                                       {"precision", req.precision}})
                            .dump();
     TrainReport r;
     if (!main_rank) {

@@ -86,6 +86,10 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
     const DistributedOptions& dist = req.distributed;
+    if (req.precision != "fp32" && req.precision != "bf16")
+        throw UserError("train: --precision is fp32 or bf16, got '" + req.precision + "'");
+    if (req.precision == "bf16" && parse_compute_device(req.device).kind != ComputeDevice::Kind::Cuda)
+        throw UserError("train: --precision bf16 needs --device cuda (bfloat16 autocast is a CUDA feature here)");
     const at::Device device = torch_device(req.device);
     // The process group is Gloo's, which reduces CPU tensors (engine/distributed/process_group.cpp).
     if (dist.enabled() && !device.is_cpu())
@@ -224,6 +228,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.encoder_loss = req.encoder_loss;
     config.hidden_weight = req.hidden_weight;
     config.learned_scales = req.learned_scales;
+    config.bf16_autocast = req.precision == "bf16";
     config.clip_gradient = req.clip_gradient;
     config.eval_every = req.eval_every;
     config.checkpoint_every = req.checkpoint_every;
@@ -254,6 +259,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     // The overlays join the identity only when given, so runs without them resume as before.
     if (!req.kv_cache.empty()) run_identity["kv_cache"] = req.kv_cache;
     if (!req.rotate.empty()) run_identity["rotate"] = req.rotate;
+    if (req.precision != "fp32") run_identity["precision"] = req.precision;  // likewise; the device is not part of it
     config.config_json = run_identity.dump();
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {

@@ -4,6 +4,7 @@
 // With a CUDA GPU, a weight-only PTQ on it writes the CPU's checkpoint bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -129,6 +130,26 @@ TEST(CliDevice, CpuGivesWhatNoFlagGivesForTraining) {
     const auto runs = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly).runs();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(json::parse(runs[0].config_json)["device"], "cpu");
+}
+
+TEST(CliDevice, Bf16TrainingNeedsACudaDevice) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> train = {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith",
+                                            "--steps", "1", "--out", dir + "/t"};
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--precision", "bf16"},
+                                                  std::vector<std::string>{"--precision", "bf16", "--device", "cpu"}}) {
+        std::vector<std::string> args = train;
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_EQ(r.err, "quantlab-cli: error: train: --precision bf16 needs --device cuda (bfloat16 autocast is a CUDA feature here)\n");
+    }
+    std::vector<std::string> fp16 = train;
+    fp16.insert(fp16.end(), {"--precision", "fp16"});
+    const CliResult r = run_cli(fp16);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "quantlab-cli: error: train: --precision is fp32 or bf16, got 'fp16'\n");
+    EXPECT_FALSE(fs::exists(dir + "/t"));
 }
 
 // Weight-only NF4: no activation enters the quantized weights, which the CUDA kernels compute

@@ -57,7 +57,9 @@ TEST(ComputeDevice, TorchDeviceAgreesWithTheChecksOnThisBuild) {
     const CudaAvailability here = cuda_availability();
     const std::string expected = user_error_text([&] { check_compute_device(parse_compute_device("cuda"), here); });
     EXPECT_EQ(user_error_text([] { torch_device("cuda"); }), expected);
-    if (!here.torch_has_cuda) EXPECT_EQ(here.gpus, 0);
+    if (!here.torch_has_cuda) {
+        EXPECT_EQ(here.gpus, 0);
+    }
 }
 
 TEST(ComputeDeviceGpu, TorchDeviceGivesTheGpusAndRefusesOneMore) {
