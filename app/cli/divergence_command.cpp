@@ -11,6 +11,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "app/cli/recorded_run_info.h"
 #include "engine/api/divergence_api.h"
 #include "engine/api/divergence_json.h"
@@ -24,6 +25,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli divergence MODEL (--recipe R | --quantized CKPT) --data D [--json] [--project P.qlab]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "    [--calib C] [--calib-samples N] [--split train|validation|all] [--samples N] [--seed S] [--seq-len T]\n"
     "    [--batch-size B] [--worst-tokens K] [--dtype uint16|uint32]\n\n"
     "MODEL: the full-precision model (an HF folder or 'demo'). --recipe R quantizes a copy of it now (PTQ,\n"
@@ -95,7 +97,7 @@ void print_text(const DivergenceReport& r) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("divergence",
-                {"--recipe", "--quantized", "--data", "--calib", "--calib-samples", "--split", "--samples", "--seed",
+                {"--device", "--recipe", "--quantized", "--data", "--calib", "--calib-samples", "--split", "--samples", "--seed",
                  "--seq-len", "--batch-size", "--worst-tokens", "--dtype", "--project"},
                 {"--json"});
     p.parse(args);
@@ -103,6 +105,7 @@ int run(const std::vector<std::string>& args) {
     if (p.positional().size() > 1) throw UserError("divergence: unexpected argument '" + p.positional()[1] + "'");
     DivergenceRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.recipe = p.value("--recipe").value_or("");
     req.quantized = p.value("--quantized").value_or("");
     req.data = p.required("--data");

@@ -8,6 +8,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/api/embed_api.h"
 #include "engine/core/errors.h"
 
@@ -16,6 +17,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli embed MODEL --data D --out EMB.npy [--force] [--json] [--batch-size B] [--seq-len T]\n\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "MODEL: a sentence encoder (a sentence-transformers folder such as all-MiniLM-L6-v2, a plain BERT folder, or a\n"
     "quantized checkpoint of one). D: a text file (or folder of .txt files); every line is one sentence and one row\n"
     "of EMB.npy (float32 [lines, dimension]), pooled and normalised as the folder's modules.json and\n"
@@ -25,12 +27,13 @@ const char* kUsage =
     "longest_tokens and seconds. Ctrl-C cancels (exit code 130) and writes nothing.";
 
 int run(const std::vector<std::string>& args) {
-    ArgParser p("embed", {"--data", "--out", "--batch-size", "--seq-len"}, {"--json", "--force"});
+    ArgParser p("embed", {"--device", "--data", "--out", "--batch-size", "--seq-len"}, {"--json", "--force"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("embed: missing MODEL (a sentence encoder's folder)");
     if (p.positional().size() > 1) throw UserError("embed: unexpected argument '" + p.positional()[1] + "'");
     EmbedRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.data = p.required("--data");
     req.out = p.required("--out");
     req.force = p.has("--force");

@@ -9,6 +9,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/core/errors.h"
 #include "engine/api/eval_api.h"
 #include "engine/api/eval_json.h"
@@ -18,6 +19,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli eval MODEL --data D [--teacher T] [--pairs P] [--json]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "    [--split train|validation|all] [--samples N] [--seed S] [--seq-len T] [--batch-size B] [--dtype uint16|uint32]\n\n"
     "MODEL, T: an HF model folder, or 'demo' (the built-in demo model, see 'quantlab-cli demo').\n"
     "D: a text file or folder of .txt files, a token file (.npy, nanoGPT .bin), an IDX image file, or a\n"
@@ -77,13 +79,15 @@ void print_text(const EvalRequest& req, const EvalReport& r) {
 }
 
 int run(const std::vector<std::string>& args) {
-    ArgParser p("eval", {"--data", "--teacher", "--split", "--samples", "--seed", "--seq-len", "--batch-size", "--dtype", "--pairs"},
+    ArgParser p("eval",
+                {"--data", "--teacher", "--split", "--samples", "--seed", "--seq-len", "--batch-size", "--dtype", "--pairs", "--device"},
                 {"--json"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("eval: missing MODEL (an HF model folder or 'demo')");
     if (p.positional().size() > 1) throw UserError("eval: unexpected argument '" + p.positional()[1] + "'");
     EvalRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.data = p.required("--data");
     req.teacher = p.value("--teacher").value_or("");
     req.pairs = p.value("--pairs").value_or("");

@@ -9,6 +9,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "app/cli/doctor_text.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
@@ -22,6 +23,7 @@ namespace {
 
 std::string usage() {
     return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]\n"
+           "    [--device cpu|cuda|cuda:N]\n"
            "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n"
            "  GGUF only: [--tensor-type REGEX=TYPE ...] [--imatrix F] [--gguf-source f16|bf16|f32] [--pure] [--strict]\n"
            "    [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--dry-run]\n\n"
@@ -76,7 +78,7 @@ void print_gguf_plan(const GgufExportResult& g) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("export",
-                {"--as", "--out", "--project", "--run", "--gguf-type", "--tensor-type", "--imatrix", "--gguf-source",
+                {"--device", "--as", "--out", "--project", "--run", "--gguf-type", "--tensor-type", "--imatrix", "--gguf-source",
                  "--output-tensor-type", "--token-embedding-type"},
                 {"--json", "--force", "--pure", "--strict", "--dry-run"});
     p.parse(args);
@@ -84,6 +86,7 @@ int run(const std::vector<std::string>& args) {
     if (p.positional().size() > 1) throw UserError("export: unexpected argument '" + p.positional()[1] + "'");
     ExportRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.as = p.required("--as");
     req.out = p.required("--out");
     req.force = p.has("--force");

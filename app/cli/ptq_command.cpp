@@ -10,6 +10,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
@@ -23,6 +24,7 @@ std::string usage() {
     std::string presets;
     for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
     return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
+           "    [--device cpu|cuda|cuda:N]\n"
            "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32] [--eval-data E]\n"
            "    [--imatrix F] [--eval-pairs P]\n"
            "    [--kv-cache fp8|fp8_cast|fp8_head|nvfp4|nvfp4_cast|nvfp4_rotate|int8|int8_head|int4|none]\n"
@@ -83,13 +85,14 @@ void print_text(const PtqSummary& s) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
-                        "--eval-data", "--imatrix", "--eval-pairs", "--kv-cache", "--rotate"},
+                        "--eval-data", "--imatrix", "--eval-pairs", "--kv-cache", "--rotate", "--device"},
                 {"--json", "--force"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
     if (p.positional().size() > 1) throw UserError("ptq: unexpected argument '" + p.positional()[1] + "'");
     PtqRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.recipe = p.required("--recipe");
     req.calibration = p.required("--calib");
     req.out_dir = p.value("--out").value_or("");
@@ -119,7 +122,8 @@ int run(const std::vector<std::string>& args) {
                                        {"samples", req.samples},
                                        {"seed", req.seed},
                                        {"kv_cache", req.kv_cache},
-                                       {"rotate", req.rotate}})
+                                       {"rotate", req.rotate},
+                                       {"device", req.device}})
                            .dump();
     PtqSummary s;
     projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) {
@@ -133,6 +137,7 @@ int run(const std::vector<std::string>& args) {
             e.seed = req.seed;
             e.token_dtype = req.token_dtype;
             e.pairs = eval_pairs;
+            e.device = req.device;
             report_eval_metrics(sink, 0, run_eval(e, sink, cancel));
         }
     });

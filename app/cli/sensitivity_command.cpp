@@ -10,6 +10,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/core/errors.h"
 #include "engine/api/sensitivity_api.h"
 #include "engine/io/atomic_file.h"
@@ -27,6 +28,7 @@ nlohmann::json finite_or_null(const std::vector<double>& v) {
 
 const char* kUsage =
     "quantlab-cli sensitivity MODEL --recipe R[,R2,...] --calib D [--data E] [--samples N] [--eval-samples N]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "    [--seed S] [--bits B --out-recipe F.json] [--json]\n\n"
     "Quantizes one layer at a time (every other layer in full precision) with each recipe and measures the\n"
     "loss change and KL(FP || quantized) on held-out data E (default: the validation split of D); for a sentence\n"
@@ -36,12 +38,14 @@ const char* kUsage =
     "and measures the mixed model.";
 
 int run(const std::vector<std::string>& args) {
-    ArgParser p("sensitivity", {"--recipe", "--calib", "--data", "--samples", "--eval-samples", "--seed", "--bits", "--out-recipe"},
+    ArgParser p("sensitivity",
+                {"--recipe", "--calib", "--data", "--samples", "--eval-samples", "--seed", "--bits", "--out-recipe", "--device"},
                 {"--json"});
     p.parse(args);
     if (p.positional().size() != 1) throw UserError("sensitivity: expected one MODEL (an HF model folder or 'demo')");
     SensitivityRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.recipes = split_list(p.required("--recipe"));
     req.calibration = p.required("--calib");
     req.data = p.value("--data").value_or("");

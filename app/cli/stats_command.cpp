@@ -10,6 +10,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "app/cli/recorded_run_info.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
@@ -22,6 +23,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli stats MODEL [--recipe R] [--calib D] [--formats a,b,...] [--layers x,y,...] [--json]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "    [--project P.qlab] [--samples N] [--seq-len T] [--seed S] [--top-k K] [--bins B] [--reference R]\n"
     "    [--kv-cache K] [--rotate hadamard|rht|none]\n\n"
     "Per Linear / Conv2d layer: weight statistics (amax, percentiles of |w|, kurtosis, max/mean |w|, histograms,\n"
@@ -71,12 +73,13 @@ void print_text(const LayerStatsReport& r) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("stats", {"--recipe", "--calib", "--formats", "--layers", "--project", "--samples", "--seq-len", "--seed", "--top-k", "--bins",
-                          "--reference", "--kv-cache", "--rotate"},
+                          "--reference", "--kv-cache", "--rotate", "--device"},
                 {"--json"});
     p.parse(args);
     if (p.positional().size() != 1) throw UserError("stats: expected one MODEL (an HF model folder, 'demo' or a checkpoint)");
     LayerStatsRequest req;
     req.model = p.positional()[0];
+    req.device = device_option(p);
     req.recipe = p.value("--recipe").value_or("");
     req.calibration = p.value("--calib").value_or("");
     req.reference = p.value("--reference").value_or("");

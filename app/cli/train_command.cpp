@@ -12,6 +12,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "app/cli/local_ranks.h"
 #include "app/cli/recorded_run_info.h"
 #include "engine/core/loopback_port.h"
@@ -25,6 +26,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli train qat|qad MODEL --data D --out DIR [--recipe R] [--steps N] [--lr X] [--temperature T]\n"
+    "    [--device cpu|cuda|cuda:N] [--precision fp32|bf16]\n"
     "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear|wsd] [--warmup N] [--final-lr F]\n"
     "    [--decay-steps N] [--fp-steps N]\n"
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
@@ -42,6 +44,8 @@ const char* kUsage =
     "decay starts, decaying linearly during QAT (the compute-optimal QAT paper's fused schedule). Ctrl-C pauses: the run stops after saving a checkpoint (exit 130); --resume continues it\n"
     "bit-exactly. --kv-cache K / --rotate R overlay a KV-cache format (as ptq) / a rotation on the recipe (FP MODEL\n"
     "only). Defaults: 300 steps, batch 64, lr 1e-4 cosine to 10 %, clip norm 1, no weight decay.\n"
+    "--device D: where the model trains (docs/CLI.md \"Devices\"); --precision bf16 (with --device cuda): the forward\n"
+    "passes autocast to bfloat16, weights and optimizer state stay float32.\n"
     "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
     "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
     "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
@@ -69,12 +73,12 @@ void print_metrics(const char* label, const EvalMetrics& m) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("train",
-                {"--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
+                {"--device", "--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
                  "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
                  "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate", "--nproc", "--dist-timeout",
-                 "--threads"},
+                 "--threads", "--precision"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -83,6 +87,8 @@ int run(const std::vector<std::string>& args) {
     req.mode = p.positional()[0];
     if (req.mode != "qat" && req.mode != "qad") throw UserError("train: the first argument is qat or qad, got '" + req.mode + "'");
     req.model = p.positional()[1];
+    req.device = device_option(p);
+    req.precision = p.value("--precision").value_or(req.precision);
     req.recipe = p.value("--recipe").value_or("");
     req.kv_cache = p.value("--kv-cache").value_or("");
     req.rotate = p.value("--rotate").value_or("");
@@ -144,6 +150,8 @@ int run(const std::vector<std::string>& args) {
         throw UserError("train: --nproc starts its own ranks; this process already is rank " +
                         std::to_string(req.distributed.rank) + " of WORLD_SIZE " + std::to_string(req.distributed.world_size) +
                         " (drop --nproc, or unset WORLD_SIZE)");
+    if (nproc > 1 && req.device != "cpu")
+        throw UserError("train: --nproc with --device " + req.device + " is not supported (the ranks reduce CPU tensors)");
     std::optional<LocalRanks> local_ranks;
     if (nproc > 1) {
         if (req.batch_size % nproc != 0)
@@ -185,7 +193,8 @@ int run(const std::vector<std::string>& args) {
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
                                        {"temperature", req.temperature}, {"out", req.out_dir},
-                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}})
+                                       {"kv_cache", req.kv_cache}, {"rotate", req.rotate}, {"device", req.device},
+                                       {"precision", req.precision}})
                            .dump();
     TrainReport r;
     if (!main_rank) {

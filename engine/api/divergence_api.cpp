@@ -11,6 +11,7 @@
 #include "engine/data/synthetic_tasks.h"
 #include "engine/diagnosis/depth_divergence.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/recipe.h"
 #include "engine/text/tokenizer.h"
@@ -56,6 +57,7 @@ DivergenceReport run_divergence(const DivergenceRequest& req, JobSink& sink, con
     if (req.batch_size < 0) throw UserError("divergence: --batch-size must be positive");
     if (req.worst_tokens < 0) throw UserError("divergence: --worst-tokens must not be negative");
     if (req.samples < 0 || req.calibration_samples < 0) throw UserError("divergence: sample counts must not be negative");
+    const at::Device device = torch_device(req.device);
     check_data_spec(req.data, "--data");
     check_data_spec(req.calibration, "--calib");
     std::optional<Recipe> recipe;
@@ -68,7 +70,9 @@ DivergenceReport run_divergence(const DivergenceRequest& req, JobSink& sink, con
     if (fp.quantization)
         throw UserError("divergence: " + fp.path + " is a quantized checkpoint; MODEL is the full-precision model (give the "
                         "checkpoint with --quantized)");
+    move_opened_model(fp, device);
     OpenedModel other = open_model(recipe ? req.model : req.quantized);
+    move_opened_model(other, device);  // before a recipe's quantizers, which work where their weights are
     std::unique_ptr<QuantizedModel> own;
     QuantizedModel* q = other.quantization.get();
     if (recipe) {

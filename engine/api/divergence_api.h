@@ -26,6 +26,7 @@ struct DivergenceRequest {
     int64_t batch_size = 0;       // examples per forward; 0 = about 4096 positions (at most 64 examples)
     int64_t worst_tokens = 50;
     std::string token_dtype;
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 // Validates everything before any work (UserError naming the option), opens both models, runs

@@ -13,6 +13,7 @@
 #include "engine/eval/sentence_embedder.h"
 #include "engine/io/npy_file.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 
@@ -20,12 +21,14 @@ EmbedSummary run_embed(const EmbedRequest& req, JobSink& sink, const Cancellatio
     if (req.data.empty()) throw UserError("embed: no data given (--data: a text file, one sentence per line)");
     if (req.out.empty()) throw UserError("embed: no output file given (--out emb.npy)");
     if (req.batch_size < 0 || req.sequence_length < 0) throw UserError("embed: the batch size and length must be positive");
+    const at::Device device = torch_device(req.device);
     std::error_code ec;
     if (!std::filesystem::exists(req.data, ec)) throw UserError("data '" + req.data + "': no such file or folder");
     if (std::filesystem::exists(req.out, ec) && !req.force)
         throw UserError("embed: " + req.out + " already exists (pass --force to replace it)");
     sink.progress(0, 0, "load");
     OpenedModel opened = open_model(req.model);
+    move_opened_model(opened, device);  // embed_sentences returns the embeddings on the host
     const ModelConfig& c = opened.model->config();
     if (!opened.model->is_encoder())
         throw UserError("embed: " + opened.path + " is a " + c.model_type +

@@ -19,6 +19,7 @@ struct EmbedRequest {
     bool force = false;           // replace an existing `out`
     int64_t batch_size = 0;       // sentences per batch (0 = 32)
     int64_t sequence_length = 0;  // tokens per sentence incl. [CLS]/[SEP] (0 = the model's max_seq_length)
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 struct EmbedSummary {

@@ -6,6 +6,7 @@
 #include "engine/core/errors.h"
 #include "engine/data/sentence_data.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/eval/encoder_evaluator.h"
 
 namespace ql {
@@ -19,6 +20,7 @@ std::string normalise_split_name(const std::string& split) {
 
 EvalReport run_eval(const EvalRequest& request, JobSink& sink, const CancellationToken& cancel) {
     if (request.data.empty()) throw UserError("eval: no data given (--data)");
+    const at::Device device = torch_device(request.device);
     if (std::error_code ec; !request.pairs.empty() && !std::filesystem::is_regular_file(request.pairs, ec))
         throw UserError("pairs '" + request.pairs + "': no such file");
     if (request.batch_size < 0) throw UserError("eval: the batch size must be positive");
@@ -27,10 +29,12 @@ EvalReport run_eval(const EvalRequest& request, JobSink& sink, const Cancellatio
     else if (std::error_code ec; !std::filesystem::exists(request.data, ec))
         throw UserError("data '" + request.data + "': no such file or folder (built-in data start with 'synthetic:')");
     OpenedModel student = open_model(request.model);
+    move_opened_model(student, device);
     OpenedModel teacher;
     if (!request.teacher.empty()) {
         cancel.throw_if_cancelled();
         teacher = open_model(request.teacher);
+        move_opened_model(teacher, device);
         const ModelConfig &s = student.model->config(), &t = teacher.model->config();
         if (s.vocab_size != t.vocab_size || s.num_classes != t.num_classes)
             throw UserError("teacher " + request.teacher + " has " +

@@ -28,6 +28,7 @@ struct EvalRequest {
     // Encoders: a pairs file whose Spearman correlations (model, teacher) are reported besides
     // the metrics on `data` ("" = none; `data` may itself be a pairs file).
     std::string pairs;
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 // Loads the model(s) and data, evaluates, reports progress ("load", "eval") through the sink and

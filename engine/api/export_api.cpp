@@ -7,6 +7,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/export/compressed_tensors_export.h"
 #include "engine/export/export_doctor.h"
 #include "engine/export/export_report.h"
@@ -49,6 +50,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     if (std::find(kinds.begin(), kinds.end(), req.as) == kinds.end())
         throw UserError("export: --as must be one of hf-modelopt, compressed-tensors, gguf, fakequant, report; got '" + req.as + "'");
     if (req.out.empty()) throw UserError("export: an output path is required (--out)");
+    const at::Device device = torch_device(req.device);
     std::error_code ec;
     if (!req.force && !(req.as == "gguf" && req.gguf.dry_run) && std::filesystem::exists(req.out, ec))
         throw UserError("export: " + req.out + " already exists (pass --force to replace it)");
@@ -76,6 +78,9 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     if (!m.quantization)
         throw UserError("export: " + req.model + " is not a quantized model; run 'quantlab-cli ptq' (or train) first and "
                         "export its output folder");
+    // The quantized weights are computed there; the exporters write from CPU copies. (GGUF above
+    // encodes on the host: llama.cpp's block searches are host code.)
+    move_opened_model(m, device);
     cancel.throw_if_cancelled();
     FolderExportResult r;
     DoctorReport doctor;

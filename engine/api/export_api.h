@@ -34,6 +34,9 @@ struct ExportRequest {
     int64_t run_id = 0;
     std::vector<ExportSeries> series;  // report curves; empty: from the checkpoint's own reports
     std::string run_config_json;       // the project run's config (seed, data) for the manifest, or ""
+    // Where the model is loaded and its quantized weights computed (cpu | cuda | cuda:N); the
+    // files are written from CPU copies.
+    std::string device = "cpu";
 };
 
 struct ExportReport {

@@ -9,6 +9,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/data/dataset.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
@@ -22,12 +23,16 @@ LayerStatsReport run_layer_stats(const LayerStatsRequest& req, JobSink& sink, co
     if (req.top_k < 0) throw UserError("stats: top_k must not be negative");
     if (req.bins < 1) throw UserError("stats: bins must be at least 1");
     if (req.samples < 0) throw UserError("stats: samples must not be negative");
+    const at::Device device = torch_device(req.device);
     LayerStatsReport report;
     report.formats = req.formats.empty() ? default_stats_formats() : req.formats;
     for (const std::string& f : report.formats) format_info(f);  // UserError naming an unknown one
 
     sink.progress(0, 1, "load");
     OpenedModel opened = open_model(req.model);
+    // Only a calibration pass runs on the device (measure_layer_statistics): without data the
+    // model stays on the CPU, where the statistics are computed.
+    if (!req.calibration.empty()) move_opened_model(opened, device);
     report.model_path = opened.path;
     if (opened.quantization && !req.recipe.empty())
         throw UserError("stats: " + opened.path + " is a quantized checkpoint with its own recipe; drop --recipe");

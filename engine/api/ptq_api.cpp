@@ -12,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"
@@ -149,6 +150,7 @@ std::string ptq_report_csv(const PtqSummary& s) {
 PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken& cancel) {
     if (req.recipe.empty()) throw UserError("ptq: a recipe is required (a preset such as NVFP4_DEFAULT or a JSON file)");
     if (req.calibration.empty()) throw UserError("ptq: calibration data is required (--calib)");
+    const at::Device device = torch_device(req.device);
     std::error_code ec;
     if (!req.out_dir.empty() && !req.force && std::filesystem::exists(req.out_dir, ec))
         throw UserError("ptq: " + req.out_dir + " already exists (pass --force to replace it)");
@@ -159,6 +161,7 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     OpenedModel opened = open_model(req.model);
     if (opened.quantization)
         throw UserError("ptq: " + opened.path + " is already quantized; quantize its source model instead");
+    move_model(*opened.model, device);  // before the quantizers, which work where their weights are
     auto quantized = std::make_unique<QuantizedModel>(*opened.model, recipe);
     DataOptions data_options;
     data_options.split = DataSplit::Train;  // calibrate on training data; evaluate on held-out data

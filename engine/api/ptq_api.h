@@ -28,6 +28,7 @@ struct PtqRequest {
     // rotation (hadamard, rht, none); "" keeps the recipe's own sections.
     std::string kv_cache;
     std::string rotate;
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 // One layer's outcome (see engine/ptq/ptq_pipeline.h for the definitions).

@@ -5,6 +5,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/ptq/sensitivity.h"
 #include "engine/quant/recipe.h"
@@ -17,9 +18,10 @@ struct Measured {
     double bits_per_weight = 0;
 };
 
-Measured measure(const std::string& model, const Recipe& recipe, const Dataset& calibration, const Dataset& eval,
-                 JobSink& sink, const CancellationToken& cancel) {
+Measured measure(const std::string& model, at::Device device, const Recipe& recipe, const Dataset& calibration,
+                 const Dataset& eval, JobSink& sink, const CancellationToken& cancel) {
     OpenedModel opened = open_model(model);
+    move_model(*opened.model, device);  // before the quantizers, which work where their weights are
     QuantizedModel q(*opened.model, recipe);
     PtqOptions o;
     o.batch_size = recipe.calibration.batch_size;
@@ -39,6 +41,7 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
     if (req.calibration.empty()) throw UserError("sensitivity: calibration data is required (--calib)");
     if (req.bits_budget < 0) throw UserError("sensitivity: the bits budget must be positive");
     if (req.bits_per_parameter_budget < 0) throw UserError("sensitivity: the bits per parameter budget must be positive");
+    const at::Device device = torch_device(req.device);
     std::vector<Recipe> recipes;
     for (const std::string& r : req.recipes) recipes.push_back(load_recipe(r));
     OpenedModel opened = open_model(req.model);
@@ -61,7 +64,7 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
     std::vector<Measured> measured;
     std::vector<MixedPrecisionCandidate> candidates;
     for (const Recipe& r : recipes) {
-        measured.push_back(measure(req.model, r, calibration, eval, sink, cancel));
+        measured.push_back(measure(req.model, device, r, calibration, eval, sink, cancel));
         report.recipes.push_back(r.name);
         report.all_quantized_loss.push_back(measured.back().result.all_quantized_loss);
         report.all_quantized_kl.push_back(measured.back().result.all_quantized_kl);
@@ -114,6 +117,7 @@ SensitivityReport run_sensitivity(const SensitivityRequest& req, JobSink& sink, 
         report.mixed_predicted_kl = choice.predicted_kl;
         const Recipe mixed = parse_recipe(report.mixed_recipe_json, "mixed precision search");
         OpenedModel m = open_model(req.model);
+        move_model(*m.model, device);
         QuantizedModel q(*m.model, mixed);
         PtqOptions o;
         o.batch_size = mixed.calibration.batch_size;

@@ -27,6 +27,7 @@ struct SensitivityRequest {
     // Measure on the training split of `calibration` (data ignored), so that a run scored on the
     // validation split afterwards (an experiment's mixed run) is not scored on what chose its plan.
     bool measure_on_training_split = false;
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 struct SensitivityRow {

@@ -10,6 +10,7 @@
 #include "engine/core/errors.h"
 #include "engine/api/eval_json.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/data/sentence_data.h"
 #include "engine/distributed/data_parallel.h"
 #include "engine/eval/encoder_evaluator.h"
@@ -85,6 +86,15 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
     const DistributedOptions& dist = req.distributed;
+    if (req.precision != "fp32" && req.precision != "bf16")
+        throw UserError("train: --precision is fp32 or bf16, got '" + req.precision + "'");
+    if (req.precision == "bf16" && parse_compute_device(req.device).kind != ComputeDevice::Kind::Cuda)
+        throw UserError("train: --precision bf16 needs --device cuda (bfloat16 autocast is a CUDA feature here)");
+    const at::Device device = torch_device(req.device);
+    // The process group is Gloo's, which reduces CPU tensors (engine/distributed/process_group.cpp).
+    if (dist.enabled() && !device.is_cpu())
+        throw UserError("train: --device " + req.device + " with several processes is not supported (the process group "
+                        "reduces CPU tensors); use --device cpu");
     if (dist.enabled() && req.batch_size % dist.world_size != 0)
         throw UserError("train: --batch-size " + std::to_string(req.batch_size) + " (the global batch) does not split over " +
                         std::to_string(dist.world_size) + " ranks; use a multiple of " + std::to_string(dist.world_size));
@@ -111,6 +121,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
 
     sink.progress(0, 0, "load");
     OpenedModel student = open_model(req.model);
+    move_opened_model(student, device);  // before the recipe's quantizers and the optimizer
     std::unique_ptr<QuantizedModel> own_quantization;
     QuantizedModel* q = student.quantization.get();
     if (q && !req.recipe.empty())
@@ -131,6 +142,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     }
     // The teacher: the given model, else the student's own full-precision weights.
     OpenedModel teacher = open_model(req.teacher.empty() ? req.model : req.teacher);
+    move_opened_model(teacher, device);
     if (teacher.quantization) teacher.quantization->set_enabled(false);
     if (teacher.model->config().vocab_size != student.model->config().vocab_size)
         throw UserError("train: the teacher's vocabulary (" + std::to_string(teacher.model->config().vocab_size) +
@@ -216,6 +228,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.encoder_loss = req.encoder_loss;
     config.hidden_weight = req.hidden_weight;
     config.learned_scales = req.learned_scales;
+    config.bf16_autocast = req.precision == "bf16";
     config.clip_gradient = req.clip_gradient;
     config.eval_every = req.eval_every;
     config.checkpoint_every = req.checkpoint_every;
@@ -246,6 +259,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     // The overlays join the identity only when given, so runs without them resume as before.
     if (!req.kv_cache.empty()) run_identity["kv_cache"] = req.kv_cache;
     if (!req.rotate.empty()) run_identity["rotate"] = req.rotate;
+    if (req.precision != "fp32") run_identity["precision"] = req.precision;  // likewise; the device is not part of it
     config.config_json = run_identity.dump();
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {

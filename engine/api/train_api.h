@@ -66,6 +66,10 @@ struct TrainRequest {
     // train, and their TrainReport carries the steps alone.
     DistributedOptions distributed;
     int64_t threads = 0;             // intra-op threads of this process (0 = keep the current count)
+    std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
+    // fp32 | bf16: bf16 autocasts the training forward passes to bfloat16 on a CUDA device, with
+    // float32 master weights (docs/TRAINING.md "Devices and precision"); evaluation stays float32.
+    std::string precision = "fp32";
 };
 
 struct TrainReport {

@@ -14,7 +14,7 @@ namespace ql {
 namespace {
 
 std::vector<float> to_floats(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kFloat).contiguous();
+    const at::Tensor c = t.to(at::kCPU, at::kFloat).contiguous();
     const float* p = c.data_ptr<float>();
     return std::vector<float>(p, p + c.numel());
 }

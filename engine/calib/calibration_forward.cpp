@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/eval/evaluator.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 namespace {
@@ -34,7 +35,7 @@ void run_sentences_unpadded(Model& model, const Dataset& data, int64_t bs, const
             const at::Tensor rows = at::tensor(std::vector<int64_t>(order.begin() + static_cast<std::ptrdiff_t>(i),
                                                                     order.begin() + static_cast<std::ptrdiff_t>(j)),
                                                at::kLong);
-            model.forward(data.inputs.index_select(0, rows).slice(1, 0, length));
+            model.forward(on_model_device(model, data.inputs.index_select(0, rows).slice(1, 0, length)));
         }
         done += static_cast<int64_t>(j - i);
         sink.progress(done, n, phase);
@@ -57,7 +58,7 @@ void run_calibration_forward(Model& model, const Dataset& data, int64_t batch_si
     for (int64_t begin = 0; begin < n; begin += bs) {
         cancel.throw_if_cancelled();
         const int64_t count = std::min(bs, n - begin);
-        model.forward(model_input(model, data.inputs.slice(0, begin, begin + count)));
+        model.forward(on_model_device(model, model_input(model, data.inputs.slice(0, begin, begin + count))));
         sink.progress(begin + count, n, phase);
     }
 }

@@ -73,7 +73,7 @@ private:
 };
 
 std::vector<double> to_vector(const at::Tensor& t) {
-    const at::Tensor c = t.contiguous();
+    const at::Tensor c = t.to(at::kCPU).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 

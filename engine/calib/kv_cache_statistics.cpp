@@ -15,7 +15,7 @@ namespace {
 at::Tensor token_rows(const at::Tensor& x) { return x.permute({0, 2, 1, 3}).reshape({-1, x.size(1), x.size(3)}); }
 
 void update_amax(std::vector<float>& amax, const at::Tensor& x) {
-    const at::Tensor m = x.abs().amax({0, 2, 3}).to(at::kFloat).contiguous();
+    const at::Tensor m = x.abs().amax({0, 2, 3}).to(at::kCPU, at::kFloat).contiguous();
     const float* p = m.data_ptr<float>();
     for (size_t h = 0; h < amax.size(); ++h) amax[h] = std::max(amax[h], p[h]);
 }

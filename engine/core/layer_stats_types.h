@@ -116,6 +116,9 @@ struct LayerStatsRequest {
     // rotation is applied before anything is measured, a KV format adds kind "kv_cache" records.
     std::string kv_cache, rotate;
     bool kv_per_head = true;     // added: one KV-cache record per KV head besides the whole cache
+    // added: where the model and the calibration forward run (cpu | cuda | cuda:N); the
+    // per-layer statistics are computed in host memory.
+    std::string device = "cpu";
 };
 
 struct LayerStatsReport {

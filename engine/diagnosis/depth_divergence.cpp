@@ -17,6 +17,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/models/model_device.h"
 #include "engine/models/sentence_pooling.h"
 #include "engine/formats/tensor_values.h"
 
@@ -61,7 +62,7 @@ std::vector<size_t> all_stages(size_t n) {
 }
 
 std::vector<int64_t> to_ints(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kLong).contiguous().reshape({-1});
+    const at::Tensor c = t.to(at::kCPU, at::kLong).contiguous().reshape({-1});
     return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
@@ -132,7 +133,7 @@ DivergenceReport measure_divergence(Model& fp, QuantizedModel& quantized, const 
     sink.progress(0, n, "divergence");
     for (int64_t begin = 0; begin < n; begin += bs) {
         cancel.throw_if_cancelled();
-        const Dataset b = slice_dataset(data, begin, bs);
+        const Dataset b = batch_on_model_device(fp, slice_dataset(data, begin, bs));
         const at::Tensor in = model_input(fp, b.inputs);
         const at::Tensor targets = b.targets;
         const at::Tensor mask = scored_mask(targets);

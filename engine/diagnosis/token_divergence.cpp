@@ -37,7 +37,7 @@ TokenScores score_tokens(const at::Tensor& fp_logits, const at::Tensor& q_logits
 void TokenDivergenceAccumulator::add(const TokenScores& s) {
     const at::Tensor m = s.scored.reshape({-1});
     auto take = [&](const at::Tensor& t) {
-        const at::Tensor v = t.reshape({-1}).masked_select(m).to(at::kDouble).contiguous();
+        const at::Tensor v = t.reshape({-1}).masked_select(m).to(at::kCPU, at::kDouble).contiguous();
         return std::vector<double>(v.data_ptr<double>(), v.data_ptr<double>() + v.numel());
     };
     const std::vector<double> kl = take(s.kl), pf = take(s.p_fp_target), pq = take(s.p_q_target), nf = take(s.nll_fp),

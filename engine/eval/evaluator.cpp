@@ -14,6 +14,7 @@
 #include "engine/eval/encoder_evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/formats/tensor_values.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 namespace {
@@ -53,8 +54,9 @@ at::Tensor model_input(const Model& model, const at::Tensor& inputs) {
 }
 
 at::Tensor forward_batch(Model& model, const Dataset& batch) {
-    if (batch.attention_mask.defined()) return model.forward_padded(batch.inputs, batch.attention_mask);
-    return model.forward(model_input(model, batch.inputs));
+    if (batch.attention_mask.defined())
+        return model.forward_padded(on_model_device(model, batch.inputs), on_model_device(model, batch.attention_mask));
+    return model.forward(on_model_device(model, model_input(model, batch.inputs)));
 }
 
 EvalReport evaluate(Model& model, Model* teacher, const Dataset& data, const EvalOptions& options, JobSink& sink,
@@ -82,7 +84,8 @@ EvalReport evaluate_logits(Model& model, Model* teacher, const Dataset& data, co
     sink.progress(0, n, "eval");
     for (int64_t begin = 0; begin < n; begin += batch) {
         cancel.throw_if_cancelled();
-        const Dataset b = slice_dataset(data, begin, batch);
+        // On the model's device: the metrics below compare its logits with the targets there.
+        const Dataset b = batch_on_model_device(model, slice_dataset(data, begin, batch));
         const at::Tensor logits = forward_batch(model, b);
         const int64_t expected_dim = images ? 2 : 3;
         // Logits over the classes / vocabulary, not features (an encoder's hidden states would

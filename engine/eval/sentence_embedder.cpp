@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/core/errors.h"
+#include "engine/models/model_device.h"
 #include "engine/models/sentence_pooling.h"
 
 namespace ql {
@@ -32,7 +33,9 @@ at::Tensor embed_sentences(Model& model, const Dataset& data, int64_t batch_size
         batch.attention_mask = data.attention_mask.index_select(0, rows);
         batch.targets = data.targets.index_select(0, rows);
         batch = trim_padding(batch);
-        parts.push_back(sentence_embeddings(model, batch.inputs, batch.attention_mask).to(at::kFloat));
+        // Computed on the model's device, collected on the host (the scores read them there).
+        const at::Tensor ids = on_model_device(model, batch.inputs), mask = on_model_device(model, batch.attention_mask);
+        parts.push_back(sentence_embeddings(model, ids, mask).to(at::kCPU, at::kFloat));
         sink.progress(std::min(n, begin + bs), n, phase);
     }
     if (parts.empty()) return at::empty({0, 0}, at::kFloat);

@@ -246,7 +246,7 @@ FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std:
         sink.progress(static_cast<int64_t>(i), static_cast<int64_t>(quantizers.size()), "pack");
         LayerQuantizer& l = *quantizers[i];
         CtPackedLayer p = pack_ct_layer(l, layers[i].scheme);
-        const at::Tensor w = l.quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kFloat).contiguous();
+        const at::Tensor w = l.quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kCPU, at::kFloat).contiguous();
         ManifestLayer m{layers[i].scheme.key(), weight_digest(w.data_ptr<float>(), w.numel()), std::nullopt};
         if (layers[i].scheme.format == "nvfp4-pack-quantized") m.nvfp4_global_scale = p.nvfp4_global_scale;
         manifest.layers[l.name()] = m;
@@ -278,7 +278,7 @@ FolderExportResult export_compressed_tensors(const QuantizedModel& q, const std:
     std::vector<at::Tensor> keep_alive;
     std::vector<SafetensorsWriteEntry> entries;
     for (const auto& [name, t] : state) {
-        keep_alive.push_back(t.contiguous());
+        keep_alive.push_back(t.to(at::kCPU).contiguous());  // files are written from CPU copies
         entries.push_back(safetensors_entry(name, keep_alive.back()));
     }
     for (const ExportTensor& t : packed)

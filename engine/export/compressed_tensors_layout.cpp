@@ -111,7 +111,7 @@ std::string args_key(const CtArgs& a) {
 EncodedTensor exact_codes(LayerQuantizer& l, const std::vector<int64_t>& shape) {
     EncodedTensor e = l.encode_weight();
     const QuantSpec spec = l.weight_spec();
-    const at::Tensor q = l.quantized_weight().reshape(shape).to(at::kFloat).contiguous();
+    const at::Tensor q = l.quantized_weight().reshape(shape).to(at::kCPU, at::kFloat).contiguous();
     const float* want = q.data_ptr<float>();
     const int64_t out = shape[0], in = shape[1], n = out * in;
     auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };

@@ -95,7 +95,7 @@ FolderExportResult export_fakequant(const QuantizedModel& q, const std::string& 
                 v = v.to(*dt);
             }
         }
-        keep_alive.push_back(v.contiguous());
+        keep_alive.push_back(v.to(at::kCPU).contiguous());  // files are written from CPU copies
         entries.push_back(safetensors_entry(name, keep_alive.back()));
     }
     if (narrowed)

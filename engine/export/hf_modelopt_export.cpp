@@ -195,7 +195,8 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
         sink.progress(static_cast<int64_t>(i), static_cast<int64_t>(quantizers.size()), "pack");
         std::vector<ExportTensor> t = pack_hf_layer(*quantizers[i], layers[i].format);
         for (ExportTensor& x : t) packed.push_back(std::move(x));
-        const at::Tensor w = quantizers[i]->quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kFloat).contiguous();
+        const at::Tensor w =
+            quantizers[i]->quantized_weight().reshape({layers[i].out, layers[i].in}).to(at::kCPU, at::kFloat).contiguous();
         manifest.layers[layers[i].layer] = {layers[i].format.quant_algo, weight_digest(w.data_ptr<float>(), w.numel()), std::nullopt};
     }
     if (!kv.quant_algo.empty()) manifest.kv_cache_format = q.recipe().kv_cache.format;
@@ -210,7 +211,7 @@ FolderExportResult export_hf_modelopt(const QuantizedModel& q, const std::string
     std::vector<at::Tensor> keep_alive;
     std::vector<SafetensorsWriteEntry> entries;
     for (const auto& [name, t] : state) {
-        keep_alive.push_back(t.contiguous());
+        keep_alive.push_back(t.to(at::kCPU).contiguous());  // files are written from CPU copies
         entries.push_back(safetensors_entry(name, keep_alive.back()));
     }
     for (const ExportTensor& t : packed)

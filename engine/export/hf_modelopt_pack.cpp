@@ -228,7 +228,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
     if (s.layout == Layout::Nvfp4) {
         // Codes and scales from the weight the quantizer reads (as LayerQuantizer::encode_weight),
         // encoded and packed tile by tile.
-        const at::Tensor w = l.layer().weight.detach().reshape(shape).to(at::kFloat).contiguous();
+        const at::Tensor w = l.layer().weight.detach().reshape(shape).to(at::kCPU, at::kFloat).contiguous();
         const float* wv = w.data_ptr<float>();
         s.group = kernels::kNvfp4Block;
         s.global_scale = nvfp4_tensor_global_scale(wv, out * in, l.weight_spec());
@@ -271,7 +271,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
         s.scales = floats(scale);
     }
     // The export must reproduce the quantized forward's weight exactly (0 == -0 counts as equal).
-    const at::Tensor q = l.quantized_weight().reshape(shape).to(at::kFloat).contiguous();
+    const at::Tensor q = l.quantized_weight().reshape(shape).to(at::kCPU, at::kFloat).contiguous();
     verify_and_repair(s, q.data_ptr<float>(), l.name(), a);
     t.push_back(std::move(weight));
     t.push_back(std::move(scale));
@@ -283,7 +283,7 @@ std::vector<ExportTensor> pack_hf_layer(LayerQuantizer& l, const HfLayerFormat& 
         t.push_back({p + "input_scale", D::F32, {}, float_bytes(&is, 1)});
     }
     if (l.pre_quant_scale().defined()) {
-        const at::Tensor pqs = l.pre_quant_scale().to(at::kFloat).contiguous();
+        const at::Tensor pqs = l.pre_quant_scale().to(at::kCPU, at::kFloat).contiguous();
         t.push_back({p + "pre_quant_scale", D::F32, {in}, float_bytes(pqs.data_ptr<float>(), static_cast<size_t>(in))});
     }
     return t;

@@ -14,7 +14,9 @@
 #include "engine/core/errors.h"
 #include "engine/data/synthetic_tasks.h"
 #include "engine/export/hf_modelopt_checkpoint.h"
+#include "engine/models/model_device.h"
 #include "engine/quant/quantized_checkpoint.h"
+#include "engine/quant/quantized_model_device.h"
 #include "engine/text/tokenizer.h"
 #include "engine/text/unicode_text.h"
 
@@ -118,6 +120,11 @@ OpenedModel open_model(const std::string& model) {
         if (m.model->is_encoder()) set_sentence_encoder(m, tokenizer);
     }
     return m;
+}
+
+void move_opened_model(OpenedModel& m, at::Device device) {
+    if (m.quantization) move_quantized_model(*m.quantization, device);
+    else move_model(*m.model, device);
 }
 
 ModelSourceFiles::ModelSourceFiles(const OpenedModel& m) : folder_(m.path) {

@@ -38,6 +38,11 @@ std::string resolve_model_path(const std::string& model);
 // A quantized checkpoint opens as its quantized model (quantizers installed, state restored).
 OpenedModel open_model(const std::string& model);
 
+// Moves the model to `device` (engine/models/model_device.h move_model), a quantized checkpoint
+// with its quantizers' state (engine/quant/quantized_model_device.h). Call before any other
+// quantizer of the run is created.
+void move_opened_model(OpenedModel& m, at::Device device);
+
 // The folder whose files (config.json, tokenizer ...) a checkpoint of `m` copies
 // (save_quantized_checkpoint's source_folder): the model's own folder, or for a GGUF file a
 // temporary folder with the files write_gguf_model_files writes, removed with this object.

@@ -29,7 +29,7 @@ at::Tensor checked_matrix(const at::Tensor& t, const char* name) {
         throw UserError(std::string("awq: ") + name + " must be a 2-D floating-point tensor, got " +
                         (t.defined() ? shape_text(t) + " " + std::string(t.dtype().name()) : std::string("undefined")));
     if (t.size(0) == 0 || t.size(1) == 0) throw UserError(std::string("awq: ") + name + " is empty " + shape_text(t));
-    at::Tensor f = t.detach().to(at::kCPU).to(at::kFloat).contiguous();
+    at::Tensor f = t.detach().to(at::kFloat).contiguous();  // stays on its device (the model's)
     if (!at::isfinite(f).all().item<bool>()) throw UserError(std::string("awq: ") + name + " holds NaN/Inf");
     return f;
 }
@@ -122,7 +122,7 @@ AwqResult awq_search(const at::Tensor& weight, const at::Tensor& x_samples, cons
     if (options.clip_samples < 1)
         throw UserError("awq: clip_samples must be >= 1, got " + std::to_string(options.clip_samples));
     const at::Tensor w = checked_matrix(weight, "weight");
-    const at::Tensor x = checked_matrix(x_samples, "x_samples");
+    const at::Tensor x = checked_matrix(x_samples, "x_samples").to(w.device());
     if (x.size(1) != w.size(1))
         throw UserError("awq: x_samples " + shape_text(x) + " must have " + std::to_string(w.size(1)) +
                         " columns, the weight's input dimension " + shape_text(w));

@@ -28,8 +28,9 @@ bool all_finite(const at::Tensor& t) { return t.numel() == 0 || at::isfinite(t).
 at::Tensor float_copy(const at::Tensor& t, const char* what) {
     if (!t.defined() || !t.is_floating_point())
         throw UserError(std::string("GPTQ: the ") + what + " must be a floating-point tensor");
-    if (!t.device().is_cpu()) throw UserError(std::string("GPTQ: the ") + what + " must be on the CPU");
-    return t.to(at::kFloat).contiguous().clone();
+    // The solve is a column-by-column loop over host memory: a CUDA weight or Hessian is copied
+    // to the CPU for it, and the result goes back to the weight's device (gptq_quantize).
+    return t.to(at::kCPU, at::kFloat).contiguous().clone();
 }
 
 // w[r] -= e[r] * h: the error feedback of one column into a later one (the reference's
@@ -80,7 +81,10 @@ void HessianAccumulator::add(const at::Tensor& x) {
     if (!x.defined() || !x.is_floating_point() || x.dim() < 1 || x.size(-1) != in_features_)
         throw UserError("Hessian accumulator: expected inputs [..., " + std::to_string(in_features_) +
                         "] of a floating dtype, got " + (x.defined() ? shape_text(x) : std::string("(none)")));
-    at::Tensor rows = x.reshape({-1, in_features_}).to(at::kFloat);
+    // H lives where the first inputs do (the model's device: a CUDA model accumulates on the GPU).
+    if (rows_ == 0 && hessian_.device() != x.device())
+        hessian_ = at::zeros({in_features_, in_features_}, x.options().dtype(at::kFloat));
+    at::Tensor rows = x.reshape({-1, in_features_}).to(hessian_.device(), at::kFloat);
     const int64_t b = rows.size(0);
     if (b == 0) return;
     if (!all_finite(rows)) throw UserError("Hessian accumulator: the calibration inputs hold NaN or Inf values");
@@ -119,7 +123,7 @@ GptqResult gptq_quantize(const at::Tensor& weight, const at::Tensor& hessian, co
     GptqResult result;
     result.damp_percent = options.damp_percent;
     if (out == 0 || in == 0) {
-        result.weight = w;
+        result.weight = w.to(weight.device());
         return result;
     }
 
@@ -201,7 +205,7 @@ GptqResult gptq_quantize(const at::Tensor& weight, const at::Tensor& hessian, co
         for (int64_t k = 0; k < in; ++k) I[P[k]] = k;
         qt = qt.index_select(0, inverse);
     }
-    result.weight = qt.t().contiguous();
+    result.weight = qt.t().contiguous().to(weight.device());
     return result;
 }
 

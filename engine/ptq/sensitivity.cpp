@@ -13,6 +13,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/eval/metrics.h"
 #include "engine/eval/sentence_embedder.h"
+#include "engine/models/model_device.h"
 #include "engine/quant/fused_layers.h"
 #include "engine/quant/quant_plan.h"
 
@@ -122,8 +123,8 @@ SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, in
     q.set_enabled(false);
     for (int64_t b = 0; b < n; b += bs) {
         cancel.throw_if_cancelled();
-        const at::Tensor in = data.inputs.slice(0, b, std::min(n, b + bs));
-        const at::Tensor t = data.targets.slice(0, b, std::min(n, b + bs));
+        const at::Tensor in = on_model_device(model, data.inputs.slice(0, b, std::min(n, b + bs)));
+        const at::Tensor t = on_model_device(model, data.targets.slice(0, b, std::min(n, b + bs)));
         const at::Tensor logits = model.forward(model_input(model, in));
         // Double precision: per-layer KLs can be ~1e-9, below float32's rounding of the sum.
         fp_logp.push_back(at::log_softmax(logits.to(at::kDouble), -1));
@@ -136,8 +137,8 @@ SensitivityResult measure_sensitivity(QuantizedModel& q, const Dataset& data, in
         size_t i = 0;
         for (int64_t b = 0; b < n; b += bs, ++i) {
             cancel.throw_if_cancelled();
-            const at::Tensor in = data.inputs.slice(0, b, std::min(n, b + bs));
-            const at::Tensor t = data.targets.slice(0, b, std::min(n, b + bs));
+            const at::Tensor in = on_model_device(model, data.inputs.slice(0, b, std::min(n, b + bs)));
+            const at::Tensor t = on_model_device(model, data.targets.slice(0, b, std::min(n, b + bs)));
             const at::Tensor logits = model.forward(model_input(model, in)).to(at::kFloat);
             s.nll += token_nll(logits, t).sum().item<double>();
             const at::Tensor mask = scored_mask(t);

@@ -43,7 +43,9 @@ at::Tensor smoothquant_scales(const at::Tensor& act_channel_amax, const std::vec
         wmax = wmax.defined() ? at::maximum(wmax, col) : col;
     }
     wmax = wmax.clamp_min(kSmoothQuantFloor);
-    return (act.pow(alpha) / wmax.pow(1.0 - alpha)).clamp_min(kSmoothQuantFloor).contiguous();
+    // Computed on the host (one value per input channel), returned where the statistics live
+    // (the model's device) for the folding and pre_quant_scale that use it.
+    return (act.pow(alpha) / wmax.pow(1.0 - alpha)).clamp_min(kSmoothQuantFloor).contiguous().to(act_channel_amax.device());
 }
 
 }  // namespace ql

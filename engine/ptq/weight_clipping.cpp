@@ -94,14 +94,14 @@ WeightClipping search_weight_clipping(const at::Tensor& w_in, const QuantSpec& s
     }
     at::Tensor imp;
     if (importance.empty()) {
-        imp = at::ones({1, cols}, at::kDouble);
+        imp = at::ones({1, cols}, w.options().dtype(at::kDouble));  // on the weight's device
     } else {
         if (static_cast<int64_t>(importance.size()) != cols)
             throw UserError("weight clipping search: " + std::to_string(importance.size()) + " importance values for " +
                             std::to_string(cols) + " input columns");
         for (float v : importance)
             if (!std::isfinite(v) || v < 0) throw UserError("weight clipping search: importance values must be finite and >= 0");
-        imp = at::tensor(at::ArrayRef<float>(importance)).to(at::kDouble).reshape({1, cols});
+        imp = at::tensor(at::ArrayRef<float>(importance)).to(w.device(), at::kDouble).reshape({1, cols});
     }
     const CellLayout layout = cell_layout(spec, cols);
     const at::Tensor wd = w.to(at::kDouble);
@@ -126,7 +126,7 @@ WeightClipping search_weight_clipping(const at::Tensor& w_in, const QuantSpec& s
     WeightClipping r;
     const at::Tensor mult = expand_cells(best_m.to(at::kFloat), layout, rows, cols);
     r.quantized = WeightGrid(w * mult, spec).quantize(w);
-    const at::Tensor m_vec = best_m.to(at::kFloat).contiguous();
+    const at::Tensor m_vec = best_m.to(at::kCPU, at::kFloat).contiguous();
     r.multipliers.assign(m_vec.data_ptr<float>(), m_vec.data_ptr<float>() + m_vec.numel());
     r.error_before = cell_error(WeightGrid(w, spec).quantize(w)).sum().item<double>();
     r.error_after = cell_error(r.quantized).sum().item<double>();

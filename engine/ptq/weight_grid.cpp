@@ -22,13 +22,13 @@ namespace {
 
 using namespace ql::kernels;
 
-// Reads any floating tensor as contiguous float32 (FORMATS.md "Shapes": non-contiguous inputs
-// are made contiguous first).
+// Reads any floating tensor as contiguous float32 in host memory (FORMATS.md "Shapes":
+// non-contiguous inputs are made contiguous first). The grid is scalar host code: a CUDA tensor
+// is copied to the CPU, and quantize_columns returns its result on the input's device.
 at::Tensor as_float(const at::Tensor& t, const char* what) {
     if (!t.defined() || !t.is_floating_point())
         throw UserError(std::string(what) + " must be a floating-point tensor");
-    if (!t.device().is_cpu()) throw UserError(std::string(what) + " must be on the CPU, got " + t.device().str());
-    return (t.scalar_type() == at::kFloat ? t : t.to(at::kFloat)).contiguous();
+    return t.to(at::kCPU, at::kFloat).contiguous();
 }
 
 // ---- Element functors: x and its cell's fixed scale -> the fake-quantized value -------------
@@ -284,7 +284,7 @@ at::Tensor WeightGrid::quantize_columns(const at::Tensor& cols, int64_t first_co
     at::Tensor out = at::empty({rows_, c.size(1)}, c.options());
     const int64_t k = c.size(1);
     if (k > 0) run(c.data_ptr<float>(), out.data_ptr<float>(), 0, rows_, first_col, first_col + k, k, 1);
-    return out;
+    return out.to(cols.device());
 }
 
 }  // namespace ql

@@ -50,7 +50,7 @@ void LayerQuantizer::set_pre_quant_scale(const at::Tensor& s) {
     if (s.dim() != 1 || s.size(0) != input_features(layer()))
         throw UserError("layer " + name() + ": pre_quant_scale must have one value per input feature (" +
                         std::to_string(input_features(layer())) + ")");
-    pre_quant_scale_ = s.to(at::kFloat).contiguous();
+    pre_quant_scale_ = s.to(layer().weight.device(), at::kFloat).contiguous();  // where the inputs are
 }
 
 QuantSpec LayerQuantizer::input_spec_for_forward() const {
@@ -107,7 +107,7 @@ void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
     if (!q.defined() || q.sizes() != w.sizes())
         throw UserError("layer " + name() + ": the quantized weight must have the weight's shape");
     c10::InferenceMode normal_tensors(false);
-    cached_ = q.to(at::kFloat).contiguous().clone();
+    cached_ = q.to(w.device(), at::kFloat).contiguous().clone();
     cached_data_ = w.data_ptr();
     cached_version_ = version_of(w);
     pinned_ = true;
@@ -147,7 +147,8 @@ void LayerQuantizer::set_weight_importance(std::vector<float> importance) {
 
 EncodedTensor LayerQuantizer::encode_weight() const {
     if (!weight_configured()) throw UserError("layer " + name() + " has no weight quantizer");
-    const at::Tensor w = layer().weight.detach().reshape(weight_matrix_shape(layer())).to(at::kFloat).contiguous();
+    // Encoded by the host codec (codes and scales are host data), from a CPU copy of a CUDA weight.
+    const at::Tensor w = layer().weight.detach().reshape(weight_matrix_shape(layer())).to(at::kCPU, at::kFloat).contiguous();
     return encode_buffer(w.data_ptr<float>(), shape_of(w), weight_spec());
 }
 

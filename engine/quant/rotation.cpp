@@ -37,15 +37,15 @@ struct FusedRotation {
     FusedRotation(int64_t size, int64_t b, const at::Tensor& s) : n(size), block(b), h(sylvester64(b)) {
         if (s.defined()) signs = s.to(at::kDouble);
     }
-    // rows [r, n] (double) -> rows Q
+    // rows [r, n] (double) -> rows Q, on x's device (H and s are built on the host)
     at::Tensor rows(const at::Tensor& x) const {
-        at::Tensor v = signs.defined() ? x * signs : x;
-        return at::matmul(v.reshape({-1, n / block, block}), h).reshape(x.sizes());
+        at::Tensor v = signs.defined() ? x * signs.to(x.device()) : x;
+        return at::matmul(v.reshape({-1, n / block, block}), h.to(x.device())).reshape(x.sizes());
     }
     // rows [r, n] (double) -> rows Q^T (= rows H diag(s))
     at::Tensor rows_transposed(const at::Tensor& x) const {
-        at::Tensor v = at::matmul(x.reshape({-1, n / block, block}), h).reshape(x.sizes());
-        return signs.defined() ? v * signs : v;
+        at::Tensor v = at::matmul(x.reshape({-1, n / block, block}), h.to(x.device())).reshape(x.sizes());
+        return signs.defined() ? v * signs.to(x.device()) : v;
     }
 };
 

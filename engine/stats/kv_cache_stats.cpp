@@ -18,7 +18,7 @@ namespace {
 
 FormatFit fit_of(const at::Tensor& rows, const QuantSpec& spec, const std::string& settings, int bins) {
     std::vector<float> q;
-    const at::Tensor c = rows.to(at::kFloat).contiguous();
+    const at::Tensor c = rows.to(at::kCPU, at::kFloat).contiguous();
     FormatFit f;
     try {
         f = fit_weight(c.data_ptr<float>(), c.size(0), c.size(1), spec, bins, q);
@@ -42,7 +42,7 @@ LayerStatistics record(const std::string& name, const at::Tensor& rows, const Kv
     ls.layer = name;
     ls.kind = "kv_cache";
     ls.weight_shape = {rows.size(0), rows.size(1)};
-    const at::Tensor c = rows.to(at::kFloat).contiguous();
+    const at::Tensor c = rows.to(at::kCPU, at::kFloat).contiguous();
     ls.weight = tensor_statistics(c.data_ptr<float>(), c.size(0), c.size(1), top_k, bins, /*channels_in_columns=*/true);
     const int64_t first = std::min<int64_t>(c.size(1), 16);
     ls.first_block.assign(c.data_ptr<float>(), c.data_ptr<float>() + first);

@@ -37,7 +37,8 @@ struct LayerStatsOptions {
 // calibration pass (which runs with every quantizer off). With calibration data, every KV cache
 // the recipe quantizes adds its records after the layers (uncalibrated static KV scales are
 // calibrated by the same pass); `layers` may name them ("model.layers.0.self_attn.k_cache").
-// UserError for an unknown layer or format.
+// UserError for an unknown layer or format. A model on a GPU runs the calibration pass there and
+// is left on the CPU, where the statistics are computed.
 std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized, const Dataset* calibration,
                                                      const LayerStatsOptions& options, JobSink& sink,
                                                      const CancellationToken& cancel);

@@ -23,6 +23,7 @@
 #include "engine/loading/model_source.h"
 #include "engine/core/format_catalog.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/quant/quantized_model_device.h"
 #include "engine/io/gguf_decode.h"
 #include "engine/io/gguf_kernel_types.h"
 #include "engine/stats/format_fit.h"
@@ -132,6 +133,12 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
             q->layers()[i]->set_input_enabled(switches[i].second);
         }
         for (size_t i = 0; i < kv_switches.size(); ++i) q->kv_caches()[i]->set_enabled(kv_switches[i]);
+        // The forward ran where the model is (--device); the statistics below are host code on
+        // CPU copies, the model's included.
+        for (auto* m : {&samples, &channel_amax})
+            for (auto& [name, t] : *m)
+                if (t.defined()) t = t.to(at::kCPU);
+        move_quantized_model(*q, at::Device(at::kCPU));
     }
 
     c10::InferenceMode inference;

@@ -30,7 +30,7 @@ struct LayerState {
 };
 
 std::vector<float> floats_of(const at::Tensor& t) {
-    const at::Tensor c = t.detach().to(at::kFloat).contiguous().reshape({-1});
+    const at::Tensor c = t.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
@@ -52,7 +52,7 @@ LayerState read_state(LayerQuantizer& l) {
         // Codes are round(w / s) clamped to the format's integer range, as LSQ's forward computes.
         const double qmax = l.weight_spec().info->element_max;
         const at::Tensor scaled = w / broadcast_steps(steps->detach(), w);
-        const at::Tensor codes = scaled.round().clamp(-qmax, qmax).to(at::kChar).contiguous();
+        const at::Tensor codes = scaled.round().clamp(-qmax, qmax).to(at::kCPU, at::kChar).contiguous();
         s.codes.assign(reinterpret_cast<const uint8_t*>(codes.data_ptr<int8_t>()),
                        reinterpret_cast<const uint8_t*>(codes.data_ptr<int8_t>()) + codes.numel());
         s.clipped = scaled.abs().gt(qmax).sum().item<double>();

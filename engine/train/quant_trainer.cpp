@@ -12,8 +12,10 @@
 #include "engine/distributed/data_parallel.h"
 #include "engine/eval/evaluator.h"
 #include "engine/models/bert_model.h"
+#include "engine/models/model_device.h"
 #include "engine/models/sentence_pooling.h"
 #include "engine/quant/quant_plan.h"
+#include "engine/train/bf16_autocast.h"
 #include "engine/train/distillation_loss.h"
 #include "engine/train/flight_recorder.h"
 #include "engine/train/embedding_distillation.h"
@@ -243,10 +245,16 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 // The flight recorder reads the block outputs of a recorded step's first micro-batch.
                 std::optional<FlightRecorder::Capture> capture;
                 if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
-                const Dataset b = dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
-                                     : data.batch(step * config.grad_accumulation + micro);
+                // On the model's device (--device): the loss compares its logits with the targets there.
+                const Dataset b = batch_on_model_device(
+                    model, dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
+                              : data.batch(step * config.grad_accumulation + micro));
+                // --precision bf16: forward and loss autocast, backward outside (as torch.autocast).
+                std::optional<CudaBf16Autocast> autocast;
+                if (config.bf16_autocast) autocast.emplace();
                 if (encoder) {
                     const EncoderStep e = encoder_distillation_step(model, *teacher, b, config);
+                    autocast.reset();
                     (e.loss / static_cast<double>(config.grad_accumulation)).backward();
                     loss_sum += e.loss.item<double>();
                     cosine_sum += e.cosine;
@@ -290,6 +298,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                     loss = kl_part * (1.0 - config.ce_weight) + ce_part * config.ce_weight;
                     kl_sum += kl_part.item<double>();
                 }
+                autocast.reset();
                 (loss / static_cast<double>(config.grad_accumulation)).backward();
                 loss_sum += loss.item<double>();
                 ce_sum += ce_part.item<double>();

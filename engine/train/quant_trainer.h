@@ -56,6 +56,9 @@ struct QuantTrainingConfig {
     double hidden_weight = 0.0;
     bool clip_gradient = false;     // STE: zero gradient outside the clip range
     bool learned_scales = false;    // LSQ step sizes for symmetric integer weights (trained, no decay)
+    // --precision bf16 (a CUDA model): each micro-batch's forward and loss under CUDA autocast to
+    // bfloat16 (bf16_autocast.h); parameters, gradients and optimizer state stay float32.
+    bool bf16_autocast = false;
     int64_t eval_every = 0;         // 0: only at the end
     int64_t checkpoint_every = 0;   // 0: only when stopped and at the end
     std::string checkpoint_dir;     // "" = no checkpoints (and no resume)

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// --device on the commands that run models: refused with a one-line reason where it cannot be
+// used, and `--device cpu` gives byte for byte what no flag gives (ptq, eval, train of the demo).
+// With a CUDA GPU, a weight-only PTQ on it writes the CPU's checkpoint bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "projects/project_file.h"
+#include "tests/app/cli_runner.h"
+
+namespace ql::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+
+// Timings differ from run to run, output paths by construction: everything else must not.
+json without_timings(json j) {
+    if (j.is_object()) {
+        for (const char* k : {"seconds", "out_model", "out", "out_dir"}) j.erase(k);
+        for (auto& [k, v] : j.items()) v = without_timings(v);
+    } else if (j.is_array()) {
+        for (auto& v : j) v = without_timings(v);
+    }
+    return j;
+}
+
+// Every file of a checkpoint folder but its reports (which hold timings), byte for byte.
+void expect_same_files(const std::string& a, const std::string& b) {
+    size_t compared = 0;
+    for (const auto& e : fs::directory_iterator(a)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("ptq_report", 0) == 0 || name.rfind("train_report", 0) == 0) continue;
+        ASSERT_TRUE(fs::exists(b + "/" + name)) << name;
+        if (fs::is_directory(e.path())) continue;
+        EXPECT_TRUE(slurp(a + "/" + name) == slurp(b + "/" + name)) << name << " differs";
+        ++compared;
+    }
+    EXPECT_GT(compared, 1u);
+}
+
+// Each command with arguments that get it as far as its device check.
+std::vector<std::vector<std::string>> commands_with_device(const std::string& dir, const std::string& device) {
+    return {{"eval", "demo", "--data", "synthetic:arith", "--device", device},
+            {"embed", kLlama, "--data", kLlama + "/config.json", "--out", dir + "/e.npy", "--device", device},
+            {"ptq", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device},
+            {"sensitivity", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device},
+            {"stats", "demo", "--calib", "synthetic:arith", "--device", device},
+            {"divergence", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--device", device},
+            {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--out", dir + "/t", "--device", device},
+            {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device}};
+}
+
+TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
+    const std::string dir = make_temp_dir();
+    for (const auto& args : commands_with_device(dir, "gpu")) {
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << args[0];
+        EXPECT_EQ(r.err, "quantlab-cli: error: --device: expected cpu, cuda or cuda:N, got 'gpu'\n") << args[0];
+    }
+    EXPECT_FALSE(fs::exists(dir + "/t"));
+}
+
+TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
+    const std::string dir = make_temp_dir();
+    const CliResult probe = run_cli({"eval", "demo", "--data", "synthetic:arith", "--samples", "2", "--device", "cuda"});
+    if (probe.exit_code == 0) GTEST_SKIP() << "this build and machine run CUDA";
+    for (const auto& args : commands_with_device(dir, "cuda:0")) {
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("quantlab-cli: error: --device: cuda:0 needs CUDA, but ", 0), 0u) << args[0] << ": " << r.err;
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args[0] << ": one line: " << r.err;
+    }
+    EXPECT_FALSE(fs::exists(dir + "/t"));
+    EXPECT_FALSE(fs::exists(dir + "/x"));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForPtqAndEval) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> ptq = {"ptq", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith",
+                                          "--samples", "16", "--json"};
+    std::vector<std::string> plain = ptq, cpu = ptq;
+    plain.insert(plain.end(), {"--out", dir + "/plain"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu", "--device", "cpu", "--project", dir + "/p.qlab"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(without_timings(json::parse(a.out)), without_timings(json::parse(b.out)));
+    EXPECT_EQ(without_timings(json::parse(slurp(dir + "/plain/ptq_report.json"))),
+              without_timings(json::parse(slurp(dir + "/cpu/ptq_report.json"))));
+    expect_same_files(dir + "/plain", dir + "/cpu");
+    // The project says where the run ran.
+    const auto runs = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(json::parse(runs[0].config_json)["device"], "cpu");
+
+    for (const std::string& model : {std::string("demo"), dir + "/cpu"}) {
+        const std::vector<std::string> eval = {"eval", model, "--data", "synthetic:arith", "--samples", "24", "--teacher", "demo", "--json"};
+        std::vector<std::string> on_cpu = eval;
+        on_cpu.insert(on_cpu.end(), {"--device", "cpu"});
+        const CliResult e = run_cli(eval), f = run_cli(on_cpu);
+        ASSERT_EQ(e.exit_code, 0) << e.err;
+        ASSERT_EQ(f.exit_code, 0) << f.err;
+        EXPECT_EQ(without_timings(json::parse(e.out)), without_timings(json::parse(f.out))) << model;
+    }
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForTraining) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> train = {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith",
+                                            "--steps", "2", "--batch-size", "4", "--eval-samples", "8", "--calib-samples", "8",
+                                            "--json"};
+    std::vector<std::string> plain = train, cpu = train;
+    plain.insert(plain.end(), {"--out", dir + "/plain"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu", "--device", "cpu", "--project", dir + "/p.qlab"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(without_timings(json::parse(slurp(dir + "/plain/train_report.json"))),
+              without_timings(json::parse(slurp(dir + "/cpu/train_report.json"))));
+    expect_same_files(dir + "/plain/model", dir + "/cpu/model");
+    const auto runs = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(json::parse(runs[0].config_json)["device"], "cpu");
+}
+
+TEST(CliDevice, Bf16TrainingNeedsACudaDevice) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> train = {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith",
+                                            "--steps", "1", "--out", dir + "/t"};
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--precision", "bf16"},
+                                                  std::vector<std::string>{"--precision", "bf16", "--device", "cpu"}}) {
+        std::vector<std::string> args = train;
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_EQ(r.err, "quantlab-cli: error: train: --precision bf16 needs --device cuda (bfloat16 autocast is a CUDA feature here)\n");
+    }
+    std::vector<std::string> fp16 = train;
+    fp16.insert(fp16.end(), {"--precision", "fp16"});
+    const CliResult r = run_cli(fp16);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "quantlab-cli: error: train: --precision is fp32 or bf16, got 'fp16'\n");
+    EXPECT_FALSE(fs::exists(dir + "/t"));
+}
+
+// Weight-only NF4: no activation enters the quantized weights, which the CUDA kernels compute
+// bit for bit as the CPU ones do, so the checkpoints are the same files.
+TEST(CliDeviceGpu, WeightOnlyPtqOnTheGpuWritesTheCpusCheckpoint) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> ptq = {"ptq", "demo", "--recipe", "NF4", "--calib", "synthetic:arith", "--samples", "16"};
+    std::vector<std::string> gpu = ptq, cpu = ptq;
+    gpu.insert(gpu.end(), {"--out", dir + "/gpu", "--device", "cuda"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu"});
+    const CliResult g = run_cli(gpu);
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const CliResult c = run_cli(cpu);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    expect_same_files(dir + "/cpu", dir + "/gpu");
+}
+
+}  // namespace
+}  // namespace ql
