@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "engine/core/format_catalog.h"
+#include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/core/qat_plan.h"
 
@@ -215,6 +216,15 @@ void RecipeEditor::buildUi() {
     calRow->addWidget(m_calibration, 1);
     calRow->addWidget(m_calibrationSamples);
     form->addRow(tr("Calibration"), calRow);
+    m_device = new QComboBox(recipeBox);
+    m_device->setObjectName(QStringLiteral("device"));
+    for (const std::string& device : available_compute_devices()) m_device->addItem(QString::fromStdString(device));
+    m_device->setToolTip(m_device->count() > 1
+                             ? tr("Where the run computes: the model, its data, calibration and training on the CPU or on one "
+                                  "CUDA GPU (docs/CLI.md \"Devices\")")
+                             : tr("Where the run computes. Only the CPU here: this build's LibTorch has no CUDA, QuantLab's "
+                                  "CUDA kernels are not built in, or no GPU is visible (docs/CLI.md \"Devices\")"));
+    form->addRow(tr("Device"), m_device);
     m_evalPairs = new QLineEdit(recipeBox);
     m_evalPairs->setObjectName(QStringLiteral("evalPairs"));
     m_evalPairs->setPlaceholderText(tr("optional: sentence1<TAB>sentence2<TAB>score per line"));
@@ -588,6 +598,7 @@ RunSetup RecipeEditor::setup() const {
     s.fpSteps = s.method == RunSetup::Method::Qat ? m_fpSteps->value() : 0;
     s.learnedScales = m_lsq->isChecked();
     s.seed = static_cast<quint64>(m_seed->value());
+    s.device = m_device->currentText();
     if (s.calibration.isEmpty()) throw std::runtime_error(tr("Calibration data is empty: give a text file or a spec (docs/DATA.md).").toStdString());
     if (s.method != RunSetup::Method::Ptq && s.trainData.isEmpty())
         throw std::runtime_error(tr("Training data is empty: give a text file or a spec (docs/DATA.md).").toStdString());

@@ -98,6 +98,7 @@ private:
     QComboBox* m_algorithm = nullptr;
     QComboBox* m_kvCache = nullptr;
     QComboBox* m_rotation = nullptr;
+    QComboBox* m_device = nullptr;
     QDoubleSpinBox* m_alpha = nullptr;
     QLineEdit* m_calibration = nullptr;
     QSpinBox* m_calibrationSamples = nullptr;

@@ -54,6 +54,7 @@ TrainRequest trainRequest(const RunSetup& s, const QString& model, const QString
     r.ce_weight = s.ceWeight;
     r.learned_scales = s.learnedScales;
     r.seed = s.seed;
+    r.device = s.device.toStdString();
     // The flight recorder is cheap enough to leave on (docs/BENCHMARKS.md): about 50 records a run.
     r.record_every = std::max<qint64>(1, s.steps / 50);
     return r;
@@ -97,6 +98,7 @@ LaunchPlan planRun(const RunSetup& s, const QString& model, const QString& proje
         req.samples = s.calibrationSamples;
         req.out_dir = outDir.toStdString();
         req.seed = s.seed;
+        req.device = s.device.toStdString();
         EvalRequest eval;
         eval.model = req.out_dir;
         eval.teacher = req.model;
@@ -104,6 +106,7 @@ LaunchPlan planRun(const RunSetup& s, const QString& model, const QString& proje
         eval.split = "validation";
         eval.seed = s.seed;
         eval.pairs = s.evalPairs.toStdString();
+        eval.device = req.device;
         plan.title = QStringLiteral("PTQ %1").arg(s.recipeName);
         plan.job = [req, eval](JobSink& sink, const CancellationToken& cancel) {
             run_ptq(req, sink, cancel);

@@ -39,6 +39,7 @@ QJsonObject toJson(const RunSetup& s) {
         {QStringLiteral("fp_steps"), s.fpSteps},
         {QStringLiteral("lsq"), s.learnedScales},
         {QStringLiteral("seed"), static_cast<qint64>(s.seed)},
+        {QStringLiteral("device"), s.device},
     };
 }
 
@@ -70,6 +71,8 @@ RunSetup runSetupFromJson(const QJsonObject& o) {
     s.fpSteps = o.value(QStringLiteral("fp_steps")).toInteger(s.fpSteps);
     s.learnedScales = o.value(QStringLiteral("lsq")).toBool();
     s.seed = static_cast<quint64>(o.value(QStringLiteral("seed")).toInteger());
+    // Runs recorded before the device choice ran on the CPU.
+    s.device = o.value(QStringLiteral("device")).toString(QStringLiteral("cpu"));
     return s;
 }
 

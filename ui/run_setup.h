@@ -25,6 +25,7 @@ struct RunSetup {
     qint64 warmupSteps = 0, fpSteps = 0;
     bool learnedScales = false;
     quint64 seed = 0;
+    QString device = QStringLiteral("cpu");  // "cpu" or "cuda:N" (engine/api/model_api.h available_compute_devices)
 };
 
 QString methodName(RunSetup::Method m);  // "ptq", "qat", "qad"

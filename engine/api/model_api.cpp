@@ -11,6 +11,7 @@
 #include "engine/export/gguf_type_mix.h"
 #include "engine/io/gguf_kernel_types.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
@@ -160,6 +161,14 @@ ModelSummary inspect_model(const std::string& model) {
     }
     if (m.gguf) describe_gguf(s, *m.gguf);
     return s;
+}
+
+std::vector<std::string> available_compute_devices() {
+    std::vector<std::string> devices = {"cpu"};
+    const CudaAvailability cuda = cuda_availability();
+    if (cuda.torch_has_cuda && cuda.quantlab_has_cuda)
+        for (int i = 0; i < cuda.gpus; ++i) devices.push_back("cuda:" + std::to_string(i));
+    return devices;
 }
 
 }  // namespace ql

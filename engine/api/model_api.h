@@ -82,4 +82,9 @@ std::vector<float> layer_weight_row(const std::string& model, const std::string&
 std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std::string& recipe_json,
                                              const std::string& source);
 
+// The devices engine jobs can run on here, for a device choice: "cpu", then "cuda:N" for each
+// GPU that this build can use (a LibTorch with CUDA and QuantLab's CUDA kernels; docs/CLI.md
+// "Devices"). Debian's CPU-only LibTorch gives {"cpu"}.
+std::vector<std::string> available_compute_devices();
+
 }  // namespace ql

@@ -210,12 +210,16 @@ Dataset draw_rows(const Dataset& d, int64_t count, uint64_t seed) {
     }
     order.resize(count);
     std::sort(order.begin(), order.end());
-    const at::Tensor rows = long_tensor(order, {count}).to(d.inputs.device());
+    return select_rows(d, long_tensor(order, {count}));
+}
+
+Dataset select_rows(const Dataset& d, const at::Tensor& rows) {
+    const at::Tensor at = rows.to(d.inputs.device());
     Dataset s = d;
-    s.inputs = d.inputs.index_select(0, rows);
-    s.targets = d.targets.index_select(0, rows);
-    if (d.domains.defined()) s.domains = d.domains.index_select(0, rows);
-    if (d.attention_mask.defined()) s.attention_mask = d.attention_mask.index_select(0, rows);
+    s.inputs = d.inputs.index_select(0, at);
+    s.targets = d.targets.index_select(0, at);
+    if (d.domains.defined()) s.domains = d.domains.index_select(0, at);
+    if (d.attention_mask.defined()) s.attention_mask = d.attention_mask.index_select(0, at);
     s.pair_scores.clear();
     return trim_padding(s);
 }

@@ -109,6 +109,10 @@ Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, 
 // slice is a batch of sentences).
 Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count);
 
+// The rows of `d` at `rows` (int64 indices, in that order; all fields alike, pair_scores dropped as
+// by slice_dataset, padding no row uses trimmed): a copy, not a view.
+Dataset select_rows(const Dataset& d, const at::Tensor& rows);
+
 // `count` rows of `d` drawn without replacement by `seed`, kept in their order in `d` (all fields
 // alike; pair_scores dropped as by slice_dataset): a seeded calibration subset of a file's data,
 // so that replicate seeds of an experiment calibrate on different samples. seed 0, count <= 0

@@ -60,13 +60,7 @@ Dataset TrainingBatches::batch(int64_t step) const {
     const at::Tensor rows = at::tensor(std::vector<int64_t>(order.begin() + index * batch_size_,
                                                             order.begin() + (index + 1) * batch_size_),
                                        at::kLong);
-    Dataset b = file_;
-    b.inputs = file_.inputs.index_select(0, rows);
-    b.targets = file_.targets.index_select(0, rows);
-    if (file_.domains.defined()) b.domains = file_.domains.index_select(0, rows);
-    if (file_.attention_mask.defined()) b.attention_mask = file_.attention_mask.index_select(0, rows);
-    b.pair_scores.clear();
-    return trim_padding(b);
+    return select_rows(file_, rows);
 }
 
 }  // namespace ql

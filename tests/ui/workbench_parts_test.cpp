@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench's plain parts: recipe composition from a preset and the editor's choices, the
 // progress estimate (rate, ETA), and the run settings stored with a project run.
+#include <QComboBox>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -8,9 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
 #include "ui/progress_estimate.h"
 #include "ui/recipe_composer.h"
+#include "ui/recipe_editor.h"
 #include "ui/run_setup.h"
 
 namespace ql {
@@ -177,6 +180,7 @@ TEST(RunSetup, StoredSettingsRoundTrip) {
     s.temperature = 2.0;
     s.schedule = QStringLiteral("wsd");
     s.seed = 7;
+    s.device = QStringLiteral("cuda:1");
     const RunSetup t = runSetupFromJson(toJson(s));
     EXPECT_EQ(t.method, RunSetup::Method::Qad);
     EXPECT_EQ(t.recipeName, s.recipeName);
@@ -186,6 +190,30 @@ TEST(RunSetup, StoredSettingsRoundTrip) {
     EXPECT_DOUBLE_EQ(t.temperature, 2.0);
     EXPECT_EQ(t.schedule, QStringLiteral("wsd"));
     EXPECT_EQ(t.seed, 7u);
+    EXPECT_EQ(t.device, QStringLiteral("cuda:1"));
+    // A run stored before the device choice ran on the CPU.
+    QJsonObject old = toJson(s);
+    old.remove(QStringLiteral("device"));
+    EXPECT_EQ(runSetupFromJson(old).device, QStringLiteral("cpu"));
+}
+
+// The recipe editor offers the devices this build and machine can use, the CPU first and chosen;
+// its run setup (what the launcher hands the engine and records in the project) carries it.
+TEST(RecipeEditor, TheDeviceChoiceListsWhatThisBuildCanUse) {
+    RecipeEditor editor;
+    auto* device = editor.findChild<QComboBox*>(QStringLiteral("device"));
+    ASSERT_NE(device, nullptr);
+    const std::vector<std::string> devices = available_compute_devices();
+    ASSERT_FALSE(devices.empty());
+    EXPECT_EQ(devices.front(), "cpu");
+    ASSERT_EQ(device->count(), static_cast<int>(devices.size()));
+    for (int i = 0; i < device->count(); ++i) EXPECT_EQ(device->itemText(i).toStdString(), devices[i]);
+    EXPECT_EQ(editor.setup().device, QStringLiteral("cpu"));
+    EXPECT_EQ(toJson(editor.setup()).value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
+    if (device->count() > 1) {  // a CUDA build on a GPU machine
+        device->setCurrentIndex(1);
+        EXPECT_EQ(editor.setup().device, QString::fromStdString(devices[1]));
+    }
 }
 
 }  // namespace
