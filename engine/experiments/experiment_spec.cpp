@@ -149,6 +149,9 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
     const bool grid_list = j["grid"].is_array();
     const json grids = grid_list ? j["grid"] : json::array({j["grid"]});
     const auto is_qat = [](const json& m) { return m == "qat" || m == "fp-then-qat"; };
+    // Presets whose patterns name a decoder's modules (`*mlp*`): a BERT encoder has none (its FFN
+    // is intermediate / output.dense), so their cells would fail at their first run.
+    const auto decoder_preset = [](const json& r) { return r == "NVFP4_MLP_ONLY"; };
     json kept_grids = json::array();
     for (json grid : grids) {
         const bool qat_base = base.contains("method") && is_qat(base["method"]);
@@ -165,6 +168,13 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
                 if (!is_qat(m)) kept.push_back(m);
             if (kept.empty()) continue;  // a grid of QAT cells only
             grid["method"] = kept;
+        }
+        if (grid.contains("recipe") && grid["recipe"].is_array()) {
+            json kept = json::array();
+            for (const json& r : grid["recipe"])
+                if (!decoder_preset(r)) kept.push_back(r);
+            if (kept.empty()) continue;
+            grid["recipe"] = kept;
         }
         // The demo's budgets are below what an encoder's 16-bit embedding table allows (MiniLM:
         // 11.7 of its 22.7 M parameters, so NVFP4 everywhere else still gives above 10 bits per
@@ -183,7 +193,9 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
             const bool names_qat = (c["a"].contains("method") && is_qat(c["a"]["method"])) ||
                                    (c["b"].contains("method") && is_qat(c["b"]["method"])) ||
                                    c["a"].contains("bits") || c["b"].contains("bits");
-            if (!names_qat) comparisons.push_back(c);
+            const bool names_decoder_preset = (c["a"].contains("recipe") && decoder_preset(c["a"]["recipe"])) ||
+                                              (c["b"].contains("recipe") && decoder_preset(c["b"]["recipe"]));
+            if (!names_qat && !names_decoder_preset) comparisons.push_back(c);
         }
         j["comparisons"] = comparisons;
     }
