@@ -95,6 +95,7 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     createMenus();
     createStatusBar(runtime);
     createWorkbenchViews();
+    connect(m_workbench, &Workbench::computeDeviceChanged, this, &MainWindow::showComputeDevice);
 
     m_explorer = new FormatExplorerView;
     m_explorer->setObjectName(QStringLiteral("formatExplorer"));
@@ -301,6 +302,19 @@ void MainWindow::updateMemory() {
     m_memory->setText(tr("Memory: %1 MB").arg(rss / 1e6, 0, 'f', 0));
 }
 
+void MainWindow::showComputeDevice(const QString& device) {
+    // Idle, jobs would run on the CPU's threads; a run names its own device (the recipe
+    // editor's Device and Precision), so a GPU run is visible at a glance.
+    if (device.isEmpty()) {
+        m_device->setText(tr("Device: CPU × %1").arg(m_runtime.threads));
+        m_device->setToolTip(tr("Where engine jobs run: no run now; a run computes where the recipe editor's Device says"));
+        return;
+    }
+    const QString shown = device.startsWith(QLatin1String("cpu")) ? tr("CPU × %1").arg(m_runtime.threads) + device.mid(3) : device;
+    m_device->setText(tr("Device: %1 (running)").arg(shown));
+    m_device->setToolTip(tr("Where the run now in progress computes"));
+}
+
 void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
     auto add = [this](const QString& text, const QString& tip, const QString& name) {
         auto* label = new QLabel(text, this);
@@ -333,7 +347,8 @@ void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
         QStringLiteral("statusTorch"));
     add(runtime.cuda_kernels ? tr("CUDA kernels: built") : tr("CUDA kernels: not built"),
         tr("Whether this build contains QuantLab's CUDA kernels"), QStringLiteral("statusCuda"));
-    add(tr("Device: CPU × %1").arg(runtime.threads), tr("Where engine jobs run"), QStringLiteral("statusDevice"));
+    m_device = add(QString(), QString(), QStringLiteral("statusDevice"));
+    showComputeDevice(QString());
     m_memory = add(QString(), tr("Resident memory of QuantLab"), QStringLiteral("statusMemory"));
     updateMemory();
     auto* timer = new QTimer(this);

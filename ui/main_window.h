@@ -84,6 +84,8 @@ private:
     void openModelInteractively();
     void updateRecentMenu();
     void updateMemory();
+    // The status bar's Device: the running job's device, or the CPU's threads when none runs.
+    void showComputeDevice(const QString& device);
 
     ThemeManager* m_theme = nullptr;
     QListWidget* m_navigation = nullptr;
@@ -100,6 +102,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     QMenu* m_fileMenu = nullptr;
     QLabel* m_memory = nullptr;
+    QLabel* m_device = nullptr;
     RuntimeInfo m_runtime;
 };
 

@@ -225,6 +225,15 @@ void RecipeEditor::buildUi() {
                              : tr("Where the run computes. Only the CPU here: this build's LibTorch has no CUDA, QuantLab's "
                                   "CUDA kernels are not built in, or no GPU is visible (docs/CLI.md \"Devices\")"));
     form->addRow(tr("Device"), m_device);
+    m_precision = new QComboBox(recipeBox);
+    m_precision->setObjectName(QStringLiteral("precision"));
+    m_precision->addItem(tr("FP32"), QStringLiteral("fp32"));
+    m_precision->addItem(tr("BF16 autocast"), QStringLiteral("bf16"));
+    m_precision->setToolTip(tr("QAT and QAD on a GPU: BF16 autocast runs the matmuls in bfloat16 with float32 master "
+                               "weights, as mixed-precision training does; the fake quantizers and the evaluation stay "
+                               "float32. The CPU trains in FP32 only (docs/TRAINING.md \"Devices and precision\")."));
+    form->addRow(tr("Precision"), m_precision);
+    connect(m_device, &QComboBox::currentIndexChanged, this, &RecipeEditor::updateMethodFields);
     m_evalPairs = new QLineEdit(recipeBox);
     m_evalPairs->setObjectName(QStringLiteral("evalPairs"));
     m_evalPairs->setPlaceholderText(tr("optional: sentence1<TAB>sentence2<TAB>score per line"));
@@ -471,6 +480,10 @@ void RecipeEditor::updateMethodFields() {
     m_temperature->setEnabled(m == RunSetup::Method::Qad);
     m_ceWeight->setEnabled(m == RunSetup::Method::Qad);
     m_fpSteps->setEnabled(m == RunSetup::Method::Qat);
+    // BF16 autocast exists for training on CUDA only (train --precision refuses it elsewhere).
+    const bool bf16Possible = m != RunSetup::Method::Ptq && m_device->currentText().startsWith(QLatin1String("cuda"));
+    if (!bf16Possible) m_precision->setCurrentIndex(0);
+    m_precision->setEnabled(bf16Possible);
 }
 
 RecipeChoices RecipeEditor::choices() const {
@@ -599,6 +612,7 @@ RunSetup RecipeEditor::setup() const {
     s.learnedScales = m_lsq->isChecked();
     s.seed = static_cast<quint64>(m_seed->value());
     s.device = m_device->currentText();
+    s.precision = m_precision->isEnabled() ? m_precision->currentData().toString() : QStringLiteral("fp32");
     if (s.calibration.isEmpty()) throw std::runtime_error(tr("Calibration data is empty: give a text file or a spec (docs/DATA.md).").toStdString());
     if (s.method != RunSetup::Method::Ptq && s.trainData.isEmpty())
         throw std::runtime_error(tr("Training data is empty: give a text file or a spec (docs/DATA.md).").toStdString());

@@ -99,6 +99,7 @@ private:
     QComboBox* m_kvCache = nullptr;
     QComboBox* m_rotation = nullptr;
     QComboBox* m_device = nullptr;
+    QComboBox* m_precision = nullptr;
     QDoubleSpinBox* m_alpha = nullptr;
     QLineEdit* m_calibration = nullptr;
     QSpinBox* m_calibrationSamples = nullptr;

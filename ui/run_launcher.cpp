@@ -55,6 +55,7 @@ TrainRequest trainRequest(const RunSetup& s, const QString& model, const QString
     r.learned_scales = s.learnedScales;
     r.seed = s.seed;
     r.device = s.device.toStdString();
+    r.precision = s.precision.toStdString();
     // The flight recorder is cheap enough to leave on (docs/BENCHMARKS.md): about 50 records a run.
     r.record_every = std::max<qint64>(1, s.steps / 50);
     return r;
@@ -69,6 +70,7 @@ LaunchPlan trainingPlan(const RunSetup& s, const QString& model, const QString& 
     plan.title = QStringLiteral("%1 %2").arg(methodName(s.method).toUpper(), s.recipeName);
     plan.job = [req](JobSink& sink, const CancellationToken& cancel) { run_training(req, sink, cancel); };
     plan.outDir = outDir;
+    plan.device = computeDeviceText(s);
     return plan;
 }
 
@@ -114,6 +116,7 @@ LaunchPlan planRun(const RunSetup& s, const QString& model, const QString& proje
             report_eval_metrics(sink, 0, run_eval(eval, sink, cancel));
         };
         plan.outDir = outDir;
+        plan.device = computeDeviceText(s);
     } else {
         plan = trainingPlan(s, model, recipeFile, outDir, false);
     }

@@ -21,6 +21,7 @@ struct LaunchPlan {
     JobRunner::Job job;
     projects::ProjectRunInfo info;
     QString outDir;
+    QString device;  // where it computes (computeDeviceText), for the status bar
 };
 
 // `model`: a folder or "demo"; `project`: the project file. Writes the composed recipe to a

@@ -40,6 +40,7 @@ QJsonObject toJson(const RunSetup& s) {
         {QStringLiteral("lsq"), s.learnedScales},
         {QStringLiteral("seed"), static_cast<qint64>(s.seed)},
         {QStringLiteral("device"), s.device},
+        {QStringLiteral("precision"), s.precision},
     };
 }
 
@@ -73,7 +74,14 @@ RunSetup runSetupFromJson(const QJsonObject& o) {
     s.seed = static_cast<quint64>(o.value(QStringLiteral("seed")).toInteger());
     // Runs recorded before the device choice ran on the CPU.
     s.device = o.value(QStringLiteral("device")).toString(QStringLiteral("cpu"));
+    // quantlab-cli train records "precision" too; runs before the choice trained in float32.
+    s.precision = o.value(QStringLiteral("precision")).toString(QStringLiteral("fp32"));
     return s;
+}
+
+QString computeDeviceText(const RunSetup& s) {
+    const bool bf16 = s.method != RunSetup::Method::Ptq && s.precision == QLatin1String("bf16");
+    return bf16 ? QStringLiteral("%1 · BF16").arg(s.device) : s.device;
 }
 
 }  // namespace ql

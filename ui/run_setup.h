@@ -26,7 +26,13 @@ struct RunSetup {
     bool learnedScales = false;
     quint64 seed = 0;
     QString device = QStringLiteral("cpu");  // "cpu" or "cuda:N" (engine/api/model_api.h available_compute_devices)
+    // QAT/QAD on a GPU: "bf16" autocasts the matmuls with float32 master weights (train --precision);
+    // the CPU trains in "fp32" only.
+    QString precision = QStringLiteral("fp32");
 };
+
+// Where a run computes, for the status bar: "cpu", "cuda:0", "cuda:0 · BF16".
+QString computeDeviceText(const RunSetup& s);
 
 QString methodName(RunSetup::Method m);  // "ptq", "qat", "qad"
 

@@ -280,6 +280,7 @@ bool Workbench::startRun() {
         LaunchPlan plan = planRun(setup, m_model, m_project);
         m_pausing = false;
         m_runner->start(plan.title, std::move(plan.job), m_project, plan.info);
+        emit computeDeviceChanged(plan.device);
         info(tr("%1 started; output in %2").arg(plan.title, plan.outDir));
         emit showDashboardRequested();
         return true;
@@ -309,6 +310,7 @@ bool Workbench::resumeSelectedRun() {
         LaunchPlan plan = planResume(run->id, run->configJson);
         m_pausing = false;
         m_runner->start(tr("%1 (resumed)").arg(plan.title), std::move(plan.job), m_project, plan.info);
+        emit computeDeviceChanged(plan.device);
         emit showDashboardRequested();
         return true;
     } catch (const std::exception& e) {
@@ -388,6 +390,7 @@ bool Workbench::exportRun(qint64 runId, const std::optional<ExportChoice>& given
 
 void Workbench::onJobFinished(JobRunner::Outcome outcome, const QString& message) {
     m_watcher->refresh();
+    emit computeDeviceChanged(QString());
     switch (outcome) {
         case JobRunner::Outcome::Completed:
             m_lastError.clear();

@@ -95,6 +95,8 @@ signals:
     void projectOpened(const QString& path);
     void modelOpened(const QString& path);
     void runStarted(qint64 runId);
+    // Where the job now running computes ("cuda:0 · BF16", computeDeviceText), or "" when none runs.
+    void computeDeviceChanged(const QString& device);
     void statusMessage(const QString& text, int timeoutMs);
     void showDashboardRequested();
     void exportFinished(const QString& path);

@@ -216,5 +216,45 @@ TEST(RecipeEditor, TheDeviceChoiceListsWhatThisBuildCanUse) {
     }
 }
 
+TEST(RecipeEditor, Bf16PrecisionIsOfferedForTrainingOnAGpuOnly) {
+    RecipeEditor editor;
+    auto* device = editor.findChild<QComboBox*>(QStringLiteral("device"));
+    auto* precision = editor.findChild<QComboBox*>(QStringLiteral("precision"));
+    ASSERT_NE(device, nullptr);
+    ASSERT_NE(precision, nullptr);
+    ASSERT_EQ(precision->count(), 2);
+    EXPECT_EQ(precision->itemData(1).toString(), QStringLiteral("bf16"));
+    device->setCurrentIndex(0);  // cpu
+    editor.setMethod(RunSetup::Method::Qad);
+    EXPECT_FALSE(precision->isEnabled());  // train --precision bf16 is refused on the CPU
+    EXPECT_EQ(editor.setup().precision, QStringLiteral("fp32"));
+    EXPECT_EQ(toJson(editor.setup()).value(QStringLiteral("precision")).toString(), QStringLiteral("fp32"));
+    if (device->count() > 1) {  // a CUDA build on a GPU machine
+        device->setCurrentIndex(1);
+        ASSERT_TRUE(precision->isEnabled());
+        precision->setCurrentIndex(1);
+        EXPECT_EQ(editor.setup().precision, QStringLiteral("bf16"));
+        editor.setMethod(RunSetup::Method::Ptq);  // PTQ does not train: back to fp32
+        EXPECT_FALSE(precision->isEnabled());
+        EXPECT_EQ(editor.setup().precision, QStringLiteral("fp32"));
+    }
+}
+
+TEST(RunSetup, PrecisionRoundTripsAndNamesTheDevice) {
+    RunSetup s;
+    s.method = RunSetup::Method::Qad;
+    s.device = QStringLiteral("cuda:1");
+    s.precision = QStringLiteral("bf16");
+    const RunSetup back = runSetupFromJson(toJson(s));
+    EXPECT_EQ(back.device, QStringLiteral("cuda:1"));
+    EXPECT_EQ(back.precision, QStringLiteral("bf16"));
+    EXPECT_EQ(computeDeviceText(back), QStringLiteral("cuda:1 · BF16"));
+    s.method = RunSetup::Method::Ptq;  // PTQ has no training precision
+    EXPECT_EQ(computeDeviceText(s), QStringLiteral("cuda:1"));
+    // quantlab-cli train's record and runs stored before the choice.
+    EXPECT_EQ(runSetupFromJson(QJsonObject{{QStringLiteral("mode"), QStringLiteral("qat")}}).precision, QStringLiteral("fp32"));
+    EXPECT_EQ(computeDeviceText(runSetupFromJson(QJsonObject{})), QStringLiteral("cpu"));
+}
+
 }  // namespace
 }  // namespace ql

@@ -22,6 +22,7 @@
 #include "wait_for.h"
 #include "engine/api/model_api.h"
 #include "engine/core/demo_folder.h"
+#include "engine/core/engine_runtime.h"
 #include "plots/bar_chart.h"
 #include "projects/project_file.h"
 #include "ui/compare_view.h"
@@ -168,10 +169,22 @@ TEST_F(WorkbenchTest, QuickStartQadRunsLiveAndCancels) {
     EXPECT_GE(w->dashboard()->pointCount(run, QStringLiteral("train/kl")), 1);
     EXPECT_GE(w->dashboard()->pointCount(run, QStringLiteral("train/lr")), 1);
     EXPECT_FALSE(w->runControls()->progressText().isEmpty());
+    // The status bar names where the run computes while it runs (the recipe editor's cpu here).
+    auto* device = window->findChild<QLabel*>(QStringLiteral("statusDevice"));
+    ASSERT_NE(device, nullptr);
+    const int threads = initialise_engine_runtime().threads;
+    EXPECT_EQ(device->text(), QStringLiteral("Device: CPU × %1 (running)").arg(threads));
     click(QStringLiteral("cancelRun"));
     ASSERT_TRUE(w->runner()->waitForFinished(120000));
     EXPECT_EQ(runRecord(project, run).status, projects::RunStatus::Cancelled);
     EXPECT_TRUE(w->runControls()->startButton()->isEnabled());
+    ASSERT_TRUE(waitFor([&] { return device->text() == QStringLiteral("Device: CPU × %1").arg(threads); }, 10000))
+        << device->text().toStdString();
+    // A GPU run reads as its device and precision.
+    emit w->computeDeviceChanged(QStringLiteral("cuda:0 · BF16"));
+    EXPECT_EQ(device->text(), QStringLiteral("Device: cuda:0 · BF16 (running)"));
+    emit w->computeDeviceChanged(QString());
+    EXPECT_EQ(device->text(), QStringLiteral("Device: CPU × %1").arg(threads));
 }
 
 TEST_F(WorkbenchTest, PauseThenResumeContinuesTheSameRunToTheEnd) {
