@@ -466,6 +466,17 @@ bool ExperimentsView::start() {
         emit statusMessage(m_lastError, 8000);
         return false;
     }
+    try {
+        // Here rather than in reloadSpec: it loads the grid's models, once per Start rather than on
+        // every edit, and a recipe that misses its model is shown as plan errors are, before the
+        // project is touched (not as the failure of a run in the middle of the grid).
+        check_experiment_recipes(*m_spec);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromUtf8(e.what());
+        m_claim->setText(QStringLiteral("<b>%1</b>").arg(m_lastError.toHtmlEscaped()));
+        emit statusMessage(m_lastError, 10000);
+        return false;
+    }
     auto spec = m_spec;
     const std::string project = m_project.toStdString();
     ExperimentsView* self = this;
