@@ -184,6 +184,7 @@ void IntervalPlot::rebuild() {
     m_plot->xAxis->setLabel(m_xLabel);
     m_plot->yAxis->setLabel(m_yLabel);
     m_plot->xAxis->setTickLabelRotation(0);
+    m_plot->axisRect()->setMinimumMargins(QMargins());  // bars with slanted labels widen it
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
     double xlo = ylo, xhi = -ylo;
@@ -211,7 +212,7 @@ void IntervalPlot::rebuild() {
         bars->setPen(QPen(m_style.primary, 1));
         QVector<double> keys, values;
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        int longest = 0;
+        int longest = 0, first = 0;
         for (int i = 0; i < m_bars.size(); ++i) {
             keys.push_back(i);
             values.push_back(finite(m_bars[i].value) ? m_bars[i].value : 0.0);
@@ -219,7 +220,9 @@ void IntervalPlot::rebuild() {
             // Elided in the middle: labels of one comparison differ at their end ("… @ INT4").
             if (label.size() > kMaxCategoryChars)
                 label = label.left(kMaxCategoryChars / 2 - 1) + QChar(0x2026) + label.right(kMaxCategoryChars / 2);
-            longest = std::max(longest, QFontMetrics(m_style.font).horizontalAdvance(label));
+            const int width = QFontMetrics(m_style.font).horizontalAdvance(label);
+            longest = std::max(longest, width);
+            if (i == 0) first = width;
             ticker->addTick(i, label);
             extendItem(m_bars[i]);
         }
@@ -228,7 +231,13 @@ void IntervalPlot::rebuild() {
         m_plot->xAxis->setTicker(ticker);
         // Labels side by side while they fit under their bar, else slanted.
         const double perBar = m_plot->axisRect()->width() / std::max<double>(1, m_bars.size() + 0.4);
-        if (longest > perBar * 0.95) m_plot->xAxis->setTickLabelRotation(-30);
+        if (longest > perBar * 0.95) {
+            m_plot->xAxis->setTickLabelRotation(-30);
+            // A slanted label runs left of its bar: the first one needs room left of the plot
+            // (cos 30° of its width, less the 0.7 bar widths before the first bar).
+            const int need = static_cast<int>(0.87 * first - 0.7 * perBar) + 8;
+            m_plot->axisRect()->setMinimumMargins(QMargins(std::max(0, need), 0, 0, 0));
+        }
         m_plot->xAxis->setRange(-0.7, m_bars.size() - 0.3);
         if (ylo < 0 && yhi > 0) {
             auto* zero = new QCPItemStraightLine(m_plot);

@@ -336,7 +336,17 @@ void ExperimentsView::rebuildTable() {
         set(ColCell, experimentCellLabel(*r.cell), qs(r.cell->key));
         set(ColReplicate, QString::number(r.replicate), tr("seed %1").arg(r.seed));
         set(ColMethod, qs(p.method));
-        set(ColRecipe, qs(p.recipe));
+        if (p.method == "mixed") {
+            // A mixed run's recipe is the search's plan: its base recipe is never used.
+            QStringList menu;
+            for (const std::string& entry : p.menu) menu << qs(entry);
+            set(ColRecipe, tr("plan ≤ %1 bits").arg(p.bits, 0, 'g', 4),
+                tr("the sensitivity search's per-layer plan over %1 within %2 bits per parameter")
+                    .arg(menu.join(QLatin1Char('+')))
+                    .arg(p.bits, 0, 'g', 4));
+        } else {
+            set(ColRecipe, qs(p.recipe));
+        }
         set(ColStatus, tr("queued"));
     }
     m_table->resizeColumnsToContents();

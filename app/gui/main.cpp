@@ -3,7 +3,7 @@
 // show the main window (or render screenshots and quit).
 //
 //   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR [--screenshot-size WxH]
-//            [--screenshot-experiment NAME[,STEM[,TAB[,CELL[,METRIC]]]]]]
+//            [--screenshot-experiment NAME[,STEM[,TAB[,METRIC[,CELL]]]]]]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -74,9 +74,9 @@ int main(int argc, char** argv) {
         QStringLiteral("screenshot-experiment"),
         QStringLiteral("With --screenshot-dir: render the Experiments view on experiment NAME as the opened project "
                        "records it, as STEM.png (default experiment-NAME), on plot tab TAB (Cells, Differences, "
-                       "QAT fraction, Bits frontier; default: the experiment's own) with the run of CELL selected, "
-                       "showing METRIC (default: the experiment's first)."),
-        QStringLiteral("NAME[,STEM[,TAB[,CELL[,METRIC]]]]"));
+                       "QAT fraction, Bits frontier; default: the experiment's own) showing METRIC (default: the "
+                       "experiment's first), with the run of cell CELL selected (last: a cell key has commas)."),
+        QStringLiteral("NAME[,STEM[,TAB[,METRIC[,CELL]]]]"));
     parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
                        screenshotCalib, screenshotExperiment, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
@@ -158,12 +158,13 @@ int main(int argc, char** argv) {
             const QStringList e = parser.value(screenshotExperiment).split(QLatin1Char(','));
             const QString name = e.value(0).trimmed();
             if (name.isEmpty()) {
-                std::fprintf(stderr, "quantlab: --screenshot-experiment expects NAME[,STEM[,TAB[,CELL[,METRIC]]]]\n");
+                std::fprintf(stderr, "quantlab: --screenshot-experiment expects NAME[,STEM[,TAB[,METRIC[,CELL]]]]\n");
                 return 1;
             }
             const QString stem = e.value(1).trimmed().isEmpty() ? QStringLiteral("experiment-") + name : e.value(1).trimmed();
-            runner.setShots(ql::ScreenshotRunner::experimentShots(name, stem, e.value(2).trimmed(), e.value(3).trimmed(),
-                                                                  e.value(4).trimmed()));
+            // The cell key last, with its own commas ("bits=6,menu=NVFP4+BF16,method=mixed").
+            runner.setShots(ql::ScreenshotRunner::experimentShots(name, stem, e.value(2).trimmed(), e.mid(4).join(QLatin1Char(',')).trimmed(),
+                                                                  e.value(3).trimmed()));
         }
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();

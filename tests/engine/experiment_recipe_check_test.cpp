@@ -76,14 +76,23 @@ TEST(ExperimentRecipeCheck, AMixedCellsMenuEntriesAreCheckedToo) {
     EXPECT_NE(e.find("*mlp*"), std::string::npos) << e;
 }
 
-TEST(ExperimentRecipeCheck, EveryTemplateFitsTheDemoAndTheEncoderFormsFitABert) {
+TEST(ExperimentRecipeCheck, EveryTemplateFitsTheDemoAndTheTinyBertTakesAllButGroupsOf64) {
     for (const std::string& name : experiment_template_names()) EXPECT_NO_THROW(check_experiment_recipes(load_experiment(name))) << name;
     ExperimentOverrides o;
     o.model = kBert;
     o.encoder = true;
     o.data = "/data/sentences.txt";
-    for (const char* name : {"qad-vs-qat", "nvfp4-vs-mxfp4", "bits-frontier"})
-        EXPECT_NO_THROW(check_experiment_recipes(load_experiment(name, o))) << name;
+    for (const char* name : {"qad-vs-qat", "bits-frontier"}) EXPECT_NO_THROW(check_experiment_recipes(load_experiment(name, o))) << name;
+    // The test BERT is 32 wide: nvfp4-vs-mxfp4's INT4 with groups of 64 cannot quantize it (the
+    // real MiniLM, 384 wide, can), and that cell is named before any run.
+    std::string e = "no error";
+    try {
+        check_experiment_recipes(load_experiment("nvfp4-vs-mxfp4", o));
+    } catch (const UserError& x) {
+        e = x.what();
+    }
+    EXPECT_NE(e.find("cell recipe=INT4_W4A4_G64: recipe INT4_W4A4_G64"), std::string::npos) << e;
+    EXPECT_NE(e.find("group size 64 does not divide the last dimension (32)"), std::string::npos) << e;
 }
 
 }  // namespace

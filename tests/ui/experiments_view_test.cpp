@@ -290,6 +290,11 @@ TEST_F(ExperimentsViewTest, TheFrontierMarksUniformRecipesAndMixedPlansApartAndT
     view->setProject(mixedProject);
     ASSERT_TRUE(view->loadExperiment(mixedFile)) << view->lastError().toStdString();
     ASSERT_EQ(view->plannedRunCount(), 4);
+    // The plan names a mixed run's recipe as the search's plan, not the unused base recipe.
+    for (int row = 0; row < 4; ++row) {
+        const bool mixed = view->runTable()->item(row, 2)->text() == QStringLiteral("mixed");
+        EXPECT_EQ(view->runTable()->item(row, 3)->text() == QStringLiteral("plan ≤ 6 bits"), mixed) << row;
+    }
     ASSERT_TRUE(view->start()) << view->lastError().toStdString();
     ASSERT_TRUE(view->waitForFinished(900000));
     ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
