@@ -312,7 +312,7 @@ void ExperimentResultPanel::updatePlots() {
             if (!groups.contains(group)) groups << group;
             point.group = static_cast<int>(groups.indexOf(group));
             // The mark and the legend say the menu; the label says the search's budget.
-            point.tooltip = tr("%1, plan for at most %2 bits per parameter\n%3")
+            point.tooltip = tr("%1, plan for at most %2 bits per parameter; %3")
                                 .arg(group, QString::number(c.cell->parameters.bits, 'g', 4), point.tooltip);
             point.label = tr("≤ %1 bits").arg(c.cell->parameters.bits, 0, 'g', 4);
         }
