@@ -7,6 +7,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 #include <cmath>
 #include <limits>
 
@@ -23,7 +25,8 @@ namespace {
 
 constexpr double kBarWidth = 0.6;
 constexpr double kPickRadiusPx = 9;  // how near a click must be to a point to select it
-constexpr int kMaxCategoryChars = 22;
+constexpr int kMaxCategoryChars = 40;  // slanted when they do not fit under their bar
+constexpr int kLegendColumns = 4;  // at most, side by side (fewer where the plot is narrow)
 
 bool finite(double v) { return std::isfinite(v); }
 
@@ -80,7 +83,9 @@ IntervalPlot::IntervalPlot(QWidget* parent) : QWidget(parent) {
     header.titleSideMargin = 10;
     header.titleStretch = 2.0;
     header.legendStretch = 1.0;
-    m_title = insertPlotHeader(m_plot, header).title;
+    const PlotHeader inserted = insertPlotHeader(m_plot, header);
+    m_header = inserted.grid;
+    m_title = inserted.title;
     m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     m_plot->legend->setWrap(4);
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { m_pressPos = e->pos(); });
@@ -100,6 +105,7 @@ void IntervalPlot::setBars(const QVector<Item>& bars) {
     m_bars = bars;
     m_curves.clear();
     m_points.clear();
+    m_groups.clear();
     m_front.clear();
     m_selected = -1;
     rebuild();
@@ -111,14 +117,16 @@ void IntervalPlot::setCurves(const QVector<Curve>& curves, const QVector<Marker>
     m_markers = markers;
     m_bars.clear();
     m_points.clear();
+    m_groups.clear();
     m_front.clear();
     m_selected = -1;
     rebuild();
 }
 
-void IntervalPlot::setPoints(const QVector<Item>& points, bool higherIsBetter) {
+void IntervalPlot::setPoints(const QVector<Item>& points, bool higherIsBetter, const QStringList& groups) {
     m_mode = Mode::Points;
     m_points = points;
+    m_groups = groups;
     // In x order, as the graph keeps its data: point i is data point i (whiskers, clicks).
     std::stable_sort(m_points.begin(), m_points.end(), [](const Item& a, const Item& b) { return a.x < b.x; });
     m_higherIsBetter = higherIsBetter;
@@ -148,6 +156,7 @@ void IntervalPlot::clear(const QString& message) {
     m_bars.clear();
     m_curves.clear();
     m_points.clear();
+    m_groups.clear();
     m_front.clear();
     m_selected = -1;
     rebuild();
@@ -155,6 +164,7 @@ void IntervalPlot::clear(const QString& message) {
 
 void IntervalPlot::setTitle(const QString& title) {
     m_title->setText(title);
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, kLegendColumns);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -174,6 +184,7 @@ void IntervalPlot::rebuild() {
     m_plot->xAxis->setLabel(m_xLabel);
     m_plot->yAxis->setLabel(m_yLabel);
     m_plot->xAxis->setTickLabelRotation(0);
+    m_plot->axisRect()->setMinimumMargins(QMargins());  // bars with slanted labels widen it
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
     double xlo = ylo, xhi = -ylo;
@@ -201,13 +212,17 @@ void IntervalPlot::rebuild() {
         bars->setPen(QPen(m_style.primary, 1));
         QVector<double> keys, values;
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        int longest = 0;
+        int longest = 0, first = 0;
         for (int i = 0; i < m_bars.size(); ++i) {
             keys.push_back(i);
             values.push_back(finite(m_bars[i].value) ? m_bars[i].value : 0.0);
             QString label = m_bars[i].label;
-            if (label.size() > kMaxCategoryChars) label = label.left(kMaxCategoryChars - 1) + QChar(0x2026);
-            longest = std::max(longest, QFontMetrics(m_style.font).horizontalAdvance(label));
+            // Elided in the middle: labels of one comparison differ at their end ("… @ INT4").
+            if (label.size() > kMaxCategoryChars)
+                label = label.left(kMaxCategoryChars / 2 - 1) + QChar(0x2026) + label.right(kMaxCategoryChars / 2);
+            const int width = QFontMetrics(m_style.font).horizontalAdvance(label);
+            longest = std::max(longest, width);
+            if (i == 0) first = width;
             ticker->addTick(i, label);
             extendItem(m_bars[i]);
         }
@@ -216,7 +231,13 @@ void IntervalPlot::rebuild() {
         m_plot->xAxis->setTicker(ticker);
         // Labels side by side while they fit under their bar, else slanted.
         const double perBar = m_plot->axisRect()->width() / std::max<double>(1, m_bars.size() + 0.4);
-        if (longest > perBar * 0.95) m_plot->xAxis->setTickLabelRotation(-30);
+        if (longest > perBar * 0.95) {
+            m_plot->xAxis->setTickLabelRotation(-30);
+            // A slanted label runs left of its bar: the first one needs room left of the plot
+            // (cos 30° of its width, less the 0.7 bar widths before the first bar).
+            const int need = static_cast<int>(0.87 * first - 0.7 * perBar) + 8;
+            m_plot->axisRect()->setMinimumMargins(QMargins(std::max(0, need), 0, 0, 0));
+        }
         m_plot->xAxis->setRange(-0.7, m_bars.size() - 0.3);
         if (ylo < 0 && yhi > 0) {
             auto* zero = new QCPItemStraightLine(m_plot);
@@ -243,7 +264,12 @@ void IntervalPlot::rebuild() {
             g->addToLegend();
             addWhiskers(m_plot, g, m_curves[c].points, colour);
         }
+        // Where the markers will lie in the x range: labels right of the middle read leftwards,
+        // so a marker at the last fraction keeps its label inside the plot.
+        double mlo = xlo, mhi = xhi;
+        for (const Marker& m : m_markers) extend(mlo, mhi, m.x);
         for (const Marker& m : m_markers) {
+            const bool leftwards = mhi > mlo && m.x > mlo + 0.6 * (mhi - mlo);
             const QColor colour = m.curve >= 0 ? seriesColor(m_style, m.curve) : m_style.muted;
             auto* line = new QCPItemStraightLine(m_plot);
             line->point1->setCoords(m.x, 0);
@@ -254,8 +280,8 @@ void IntervalPlot::rebuild() {
             text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
             // Labels of one curve's two markers (predicted, measured) one above the other.
             text->position->setCoords(m.x, 0.02 + 0.07 * (2 * std::max(0, m.curve) + (m.solid ? 1 : 0)));
-            text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-            text->setPadding(QMargins(4, 0, 0, 0));
+            text->setPositionAlignment((leftwards ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+            text->setPadding(leftwards ? QMargins(0, 0, 4, 0) : QMargins(4, 0, 0, 0));
             text->setText(m.label);
             text->setColor(colour);
             text->setFont(m_style.font);
@@ -276,10 +302,14 @@ void IntervalPlot::rebuild() {
             front->setData(xs, ys, true);
             front->addToLegend();
         }
+        // One graph holds every point in index order with its whisker (drawnIntervals reads it);
+        // with groups its marks are drawn by one graph per group on top, each with a legend entry.
+        const bool grouped = m_groups.size() > 1;
         auto* g = m_plot->addGraph();
         g->setName(tr("mean, 95 % CI"));
         g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, m_style.primary, m_style.primary, 8));
+        g->setScatterStyle(grouped ? QCPScatterStyle(QCPScatterStyle::ssNone)
+                                   : QCPScatterStyle(QCPScatterStyle::ssDisc, m_style.primary, m_style.primary, 8));
         QVector<double> xs, ys;
         for (const Item& p : m_points) {
             xs.push_back(p.x);
@@ -288,8 +318,26 @@ void IntervalPlot::rebuild() {
             extendItem(p);
         }
         g->setData(xs, ys, true);
-        g->addToLegend();
-        addWhiskers(m_plot, g, m_points, m_style.primary);
+        if (!grouped) g->addToLegend();
+        else g->removeFromLegend();
+        addWhiskers(m_plot, g, m_points, grouped ? m_style.muted : m_style.primary);
+        for (int k = 0; grouped && k < m_groups.size(); ++k) {
+            // Shapes as well as colours, so the kinds stay apart in greyscale prints.
+            static const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle,
+                                                                   QCPScatterStyle::ssSquare, QCPScatterStyle::ssDiamond,
+                                                                   QCPScatterStyle::ssTriangleInverted};
+            // Palette from green on: blue is the first group's, orange the Pareto front's.
+            const QColor colour = k == 0 ? m_style.primary : seriesColor(m_style, k + 1);
+            auto* marks = m_plot->addGraph();
+            marks->setName(m_groups[k]);
+            marks->setLineStyle(QCPGraph::lsNone);
+            marks->setScatterStyle(QCPScatterStyle(shapes[k % 5], colour, colour, k == 0 ? 8 : 10));
+            QVector<double> gx, gy;
+            for (const Item& p : m_points)
+                if (p.group == k) gx.push_back(p.x), gy.push_back(p.value);
+            marks->setData(gx, gy, true);
+            marks->addToLegend();
+        }
         m_pointLabels.clear();
         for (int i = 0; i < m_points.size(); ++i) {
             auto* text = new QCPItemText(m_plot);
@@ -313,6 +361,8 @@ void IntervalPlot::rebuild() {
         padRange(m_plot->xAxis, xlo, xhi, false);
         padRange(m_plot->yAxis, ylo, yhi, false);
     }
+    // A legend of long entries (the frontier's kinds of point) goes under the title, not over it.
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, kLegendColumns);
     m_plot->replot();
 }
 
@@ -321,21 +371,30 @@ void IntervalPlot::resetZoom() { rebuild(); }
 void IntervalPlot::stackPointLabels() {
     // Points at (nearly) the same place would write their names over each other: each label
     // goes up by a line until it overlaps none placed before it (points in x order).
+    // Labels that would leave the top of the plot (points at the best value, where they crowd)
+    // are stacked downwards under their point instead, where the plot clips nothing.
     const QFontMetrics fm(m_style.font);
+    const int top = m_plot->axisRect()->rect().top();
     QVector<QRect> placed;
     for (int i = 0; i < m_pointLabels.size() && i < m_points.size(); ++i) {
         const QPointF p = pointPosition(i);
         const QSize size(fm.horizontalAdvance(m_points[i].label) + 6, fm.height());
-        int lift = 0;
-        QRect box(QPoint(static_cast<int>(p.x()), static_cast<int>(p.y()) - 2 - size.height()), size);
-        for (int tries = 0; tries < m_points.size(); ++tries) {
-            const bool hit = std::any_of(placed.begin(), placed.end(), [&](const QRect& r) { return r.intersects(box); });
-            if (!hit) break;
-            lift += size.height();
-            box.translate(0, -size.height());
-        }
+        const auto stack = [&](QRect box, int step) {
+            int shift = 0;
+            for (int tries = 0; tries < m_points.size(); ++tries) {
+                const bool hit = std::any_of(placed.begin(), placed.end(), [&](const QRect& r) { return r.intersects(box); });
+                if (!hit) break;
+                shift += size.height();
+                box.translate(0, step * size.height());
+            }
+            return std::make_pair(box, shift);
+        };
+        auto [box, shift] = stack(QRect(QPoint(static_cast<int>(p.x()), static_cast<int>(p.y()) - 2 - size.height()), size), -1);
+        const bool below = box.top() < top;
+        if (below) std::tie(box, shift) = stack(QRect(QPoint(static_cast<int>(p.x()), static_cast<int>(p.y()) + 2), size), 1);
         placed.push_back(box);
-        m_pointLabels[i]->setPadding(QMargins(6, 0, 0, 2 + lift));
+        m_pointLabels[i]->setPositionAlignment(Qt::AlignLeft | (below ? Qt::AlignTop : Qt::AlignBottom));
+        m_pointLabels[i]->setPadding(below ? QMargins(6, 2 + shift, 0, 0) : QMargins(6, 0, 0, 2 + shift));
     }
 }
 
@@ -423,7 +482,7 @@ QString IntervalPlot::csv() const {
     for (const Item& it : m_bars) row(QString(), it);
     for (const Curve& c : m_curves)
         for (const Item& it : c.points) row(c.name, it);
-    for (const Item& it : m_points) row(QString(), it);
+    for (const Item& it : m_points) row(m_groups.size() > 1 ? m_groups.value(it.group) : QString(), it);
     return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 
@@ -433,6 +492,11 @@ void IntervalPlot::showContextMenu(const QPoint& pos) {
     menu.addSeparator();
     menu.addAction(tr("Reset zoom"), this, [this] { resetZoom(); });
     menu.exec(m_plot->mapToGlobal(pos));
+}
+
+void IntervalPlot::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);  // the layout has already resized the plot
+    arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, kLegendColumns);
 }
 
 void IntervalPlot::changeEvent(QEvent* event) {

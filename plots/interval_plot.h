@@ -11,21 +11,25 @@
 // - setPoints(): a scatter with vertical whiskers (the accuracy-vs-bits frontier: x = effective
 //   bits per parameter, y = the metric) and the Pareto front through the points no other point
 //   beats at fewer bits. Points are clickable: pointClicked(index); setSelectedPoint rings one.
+//   Groups of points (uniform recipes, mixed plans per menu) get their own marks and legend entries.
 // Wheel/drag zoom and pan, double-click resets; right click: Save as PNG/SVG/PDF, Copy data as CSV.
 #pragma once
 
 #include <QPoint>
 #include <QPointF>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 #include <QWidget>
 
 #include "plots/plot_style.h"
 
 class QCPItemText;
+class QCPLayoutGrid;
 class QCPTextElement;
 class QCustomPlot;
 class QMouseEvent;
+class QResizeEvent;
 
 namespace ql {
 
@@ -38,6 +42,7 @@ public:
         double value = 0;
         double low = 0, high = 0;  // the interval; NaN = none
         QString tooltip;
+        int group = 0;  // setPoints: which of its groups (mark and legend entry) the point belongs to
     };
     struct Curve {
         QString name;
@@ -60,7 +65,10 @@ public:
     void setBars(const QVector<Item>& bars);
     void setCurves(const QVector<Curve>& curves, const QVector<Marker>& markers = {});
     // Kept in x order (sorted here, stably): indices (pointClicked, pointPosition) are of that order.
-    void setPoints(const QVector<Item>& points, bool higherIsBetter = true);
+    // `groups` names the kinds of point (Item::group indexes it): each is drawn with its own mark
+    // and colour and has a legend entry; none or one: one kind, "mean, 95 % CI".
+    void setPoints(const QVector<Item>& points, bool higherIsBetter = true, const QStringList& groups = {});
+    QStringList pointGroups() const { return m_groups; }
     QVector<Item> points() const { return m_points; }
     void clear(const QString& message = {});
 
@@ -85,6 +93,7 @@ Q_SIGNALS:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     enum class Mode { Empty, Bars, Curves, Points };
@@ -97,6 +106,7 @@ private:
     void showContextMenu(const QPoint& pos);
 
     QCustomPlot* m_plot = nullptr;
+    QCPLayoutGrid* m_header = nullptr;  // title and legend row (plots/plot_header.h)
     QCPTextElement* m_title = nullptr;
     PlotStyle m_style;
     QString m_exportName = QStringLiteral("intervals");
@@ -106,6 +116,7 @@ private:
     QVector<Curve> m_curves;
     QVector<Marker> m_markers;
     QVector<Item> m_points;
+    QStringList m_groups;
     QVector<int> m_front;
     QVector<QCPItemText*> m_pointLabels;  // per point, owned by the plot
     bool m_higherIsBetter = true;

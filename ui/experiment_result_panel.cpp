@@ -288,12 +288,35 @@ void ExperimentResultPanel::updatePlots() {
     else m_fraction->setCurves(curveList, markers);
 
     // Frontier: the metric against effective bits per parameter (block and global scales counted).
+    // Uniform recipes and the mixed plans of each menu are different kinds of point: their own
+    // marks and legend entries (the uniform recipes first, then the menus as they come).
     std::vector<std::pair<IntervalPlot::Item, QString>> frontier;
+    QStringList groups;
+    const auto plotted = [&](const experiments::CellSummary& c) {
+        return findMetric(c.metrics, "bits_per_parameter") && findMetric(c.metrics, metric);
+    };
+    for (const auto& c : result.cells)
+        if (plotted(c) && c.cell->parameters.method != "mixed") {
+            groups << tr("uniform recipes");
+            break;
+        }
     for (const auto& c : result.cells) {
+        if (!plotted(c)) continue;
         const auto* bits = findMetric(c.metrics, "bits_per_parameter");
         const auto* m = findMetric(c.metrics, metric);
-        if (!bits || !m) continue;
-        frontier.emplace_back(item(experimentCellLabel(*c.cell), bits->value.mean, *m), QString::fromStdString(c.cell->key));
+        IntervalPlot::Item point = item(experimentCellLabel(*c.cell), bits->value.mean, *m);
+        if (c.cell->parameters.method == "mixed") {
+            QStringList menu;
+            for (const std::string& entry : c.cell->parameters.menu) menu << QString::fromStdString(entry);
+            const QString group = tr("mixed: %1").arg(menu.join(QLatin1Char('+')));
+            if (!groups.contains(group)) groups << group;
+            point.group = static_cast<int>(groups.indexOf(group));
+            // The mark and the legend say the menu; the label says the search's budget.
+            point.tooltip = tr("%1, plan for at most %2 bits per parameter; %3")
+                                .arg(group, QString::number(c.cell->parameters.bits, 'g', 4), point.tooltip);
+            point.label = tr("≤ %1 bits").arg(c.cell->parameters.bits, 0, 'g', 4);
+        }
+        frontier.emplace_back(point, QString::fromStdString(c.cell->key));
     }
     // In x order, as the plot keeps them: point i stands for m_frontierCells[i].
     std::stable_sort(frontier.begin(), frontier.end(), [](const auto& a, const auto& b) { return a.first.x < b.first.x; });
@@ -307,7 +330,7 @@ void ExperimentResultPanel::updatePlots() {
     m_frontier->setAxisLabels(tr("effective bits per parameter (with block and global scales)"), yLabel);
     if (points.isEmpty()) m_frontier->clear(tr("no cell reports bits per parameter (PTQ runs do)"));
     else {
-        m_frontier->setPoints(points, !lowerIsBetter(metricName));
+        m_frontier->setPoints(points, !lowerIsBetter(metricName), groups.size() > 1 ? groups : QStringList());
         m_frontier->setSelectedPoint(static_cast<int>(m_frontierCells.indexOf(m_selectedCell)));
     }
 }

@@ -336,7 +336,17 @@ void ExperimentsView::rebuildTable() {
         set(ColCell, experimentCellLabel(*r.cell), qs(r.cell->key));
         set(ColReplicate, QString::number(r.replicate), tr("seed %1").arg(r.seed));
         set(ColMethod, qs(p.method));
-        set(ColRecipe, qs(p.recipe));
+        if (p.method == "mixed") {
+            // A mixed run's recipe is the search's plan: its base recipe is never used.
+            QStringList menu;
+            for (const std::string& entry : p.menu) menu << qs(entry);
+            set(ColRecipe, tr("plan ≤ %1 bits").arg(p.bits, 0, 'g', 4),
+                tr("the sensitivity search's per-layer plan over %1 within %2 bits per parameter")
+                    .arg(menu.join(QLatin1Char('+')))
+                    .arg(p.bits, 0, 'g', 4));
+        } else {
+            set(ColRecipe, qs(p.recipe));
+        }
         set(ColStatus, tr("queued"));
     }
     m_table->resizeColumnsToContents();
@@ -464,6 +474,17 @@ bool ExperimentsView::start() {
     if (m_project.isEmpty()) {
         m_lastError = tr("open or create a project first: an experiment's runs are runs of a project");
         emit statusMessage(m_lastError, 8000);
+        return false;
+    }
+    try {
+        // Here rather than in reloadSpec: it loads the grid's models, once per Start rather than on
+        // every edit, and a recipe that misses its model is shown as plan errors are, before the
+        // project is touched (not as the failure of a run in the middle of the grid).
+        check_experiment_recipes(*m_spec);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromUtf8(e.what());
+        m_claim->setText(QStringLiteral("<b>%1</b>").arg(m_lastError.toHtmlEscaped()));
+        emit statusMessage(m_lastError, 10000);
         return false;
     }
     auto spec = m_spec;

@@ -4,20 +4,27 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QTabWidget>
 #include <QLineEdit>
 #include <QImage>
 #include <QPixmap>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
 #include <stdexcept>
 #include <limits>
+#include <memory>
 
 #include <qcustomplot.h>
 
+#include <nlohmann/json.hpp>
+
+#include "projects/experiment_report.h"
+#include "projects/project_file.h"
 #include "ui/block_walkthrough_panel.h"
 #include "ui/compare_view.h"
 #include "ui/depth_view.h"
@@ -126,6 +133,54 @@ ScreenshotRunner::Shot experimentsShot(const QString& file, const QString& templ
                 // The planned-runs table is re-read in the background after the overrides: a shot
                 // taken before that showed the finished results beside "queued" rows.
                 if (!w.experiments()->progressText().endsWith(QStringLiteral(" 0 queued"))) return false;
+                for (int i = 0; i < r->tabs()->count(); ++i)
+                    if (r->tabs()->tabText(i) == tab) r->tabs()->setCurrentIndex(i);
+                if (!cell.isEmpty() && r->selectedCell() != cell) r->selectCell(cell);
+                return true;
+            }};
+}
+
+// The Experiments view on experiment `name` as the open project records it: its recorded spec
+// (with the --model / --data / --pairs / --steps overrides it ran with) is loaded as an
+// experiment file, so the view finds exactly that experiment's runs, whatever the invocation.
+// On plot tab `tab` ("" = the one the experiment was made for), the run of `cell` selected,
+// showing `metric` ("" = the experiment's first).
+ScreenshotRunner::Shot recordedExperimentShot(const QString& file, const QString& name, const QString& tab,
+                                              const QString& cell, const QString& metric, ThemeManager::Theme theme) {
+    // The spec file lives as long as the shot: the view re-reads it when a field changes.
+    auto specDir = std::make_shared<QTemporaryDir>();
+    // The metrics in the experiment's order: the shot shows its first (the panel otherwise keeps
+    // the metric of the experiment shown before).
+    auto metrics = std::make_shared<QStringList>();
+    return {file,
+            [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("experiments"));
+                const QString project = w.workbench()->projectPath();
+                if (project.isEmpty()) throw std::runtime_error("--screenshot-experiment needs a project (PROJECT.qlab)");
+                const projects::ProjectFile db = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
+                const projects::ExperimentRecord record = db.experiment(projects::find_experiment(db, name.toStdString()));
+                // Named as the experiment: the view's experiment box shows the file name.
+                const QString spec = QDir(specDir->path()).filePath(name + QStringLiteral(".json"));
+                QFile out(spec);
+                if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+                    out.write(QByteArray::fromStdString(record.spec_json)) != static_cast<qint64>(record.spec_json.size()))
+                    throw std::runtime_error("cannot write " + spec.toStdString());
+                out.close();
+                metrics->clear();
+                if (!metric.isEmpty()) *metrics << metric;
+                for (const auto& m : nlohmann::json::parse(record.spec_json).value("metrics", nlohmann::json::array()))
+                    if (m.is_string()) *metrics << QString::fromStdString(m.get<std::string>());
+                ExperimentsView* v = w.experiments();
+                v->setProject(project);
+                if (!v->loadExperiment(spec)) throw std::runtime_error(v->lastError().toStdString());
+            },
+            [=](MainWindow& w) {
+                ExperimentResultPanel* r = w.experiments()->resultPanel();
+                if (r->cellKeys().isEmpty()) return false;
+                if (!w.experiments()->progressText().contains(QStringLiteral(" 0 queued"))) return false;
+                for (const QString& m : *metrics)
+                    if (r->setMetric(m)) break;
                 for (int i = 0; i < r->tabs()->count(); ++i)
                     if (r->tabs()->tabText(i) == tab) r->tabs()->setCurrentIndex(i);
                 if (!cell.isEmpty() && r->selectedCell() != cell) r->selectCell(cell);
@@ -274,6 +329,12 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::whatIfShots(const QString&
                                                                   const QString& calibration) {
     return {whatIfShot(stem + QStringLiteral(".png"), ThemeManager::Theme::Light, kvCache, rotation, tensor, calibration),
             whatIfShot(stem + QStringLiteral("-dark.png"), ThemeManager::Theme::Dark, kvCache, rotation, tensor, calibration)};
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::experimentShots(const QString& name, const QString& stem,
+                                                                      const QString& tab, const QString& cell,
+                                                                      const QString& metric) {
+    return {recordedExperimentShot(stem + QStringLiteral(".png"), name, tab, cell, metric, ThemeManager::Theme::Light)};
 }
 
 ScreenshotRunner::ScreenshotRunner(MainWindow* window, const QString& directory, QObject* parent)

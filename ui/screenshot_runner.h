@@ -43,6 +43,13 @@ public:
     // `tensor` ("" = the one the view picks).
     static std::vector<Shot> whatIfShots(const QString& stem, const QString& kvCache, const QString& rotation,
                                          const QString& tensor, const QString& calibration = {});
+    // The Experiments view on experiment `name` as the open project records it (its own spec, so
+    // an encoder's form or a run with overrides shows as it ran): "<stem>.png" on plot tab `tab`
+    // ("Cells", "Differences", "QAT fraction", "Bits frontier"; "" = the one the experiment was
+    // made for), with the run of `cell` selected ("" = none), showing `metric` ("" = the
+    // experiment's first).
+    static std::vector<Shot> experimentShots(const QString& name, const QString& stem, const QString& tab = {},
+                                             const QString& cell = {}, const QString& metric = {});
     void setShots(std::vector<Shot> shots) { m_shots = std::move(shots); }
 
     // Starts after the event loop runs; emits finished() with 0 when every file was written.

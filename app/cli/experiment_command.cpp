@@ -98,6 +98,7 @@ int run_experiment(const std::vector<std::string>& args) {
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));
     const experiments::ExperimentSpec spec = experiments::load_experiment(p.positional()[0], o);
     check_experiment_models(spec);  // before anything is created
+    check_experiment_recipes(spec);  // a recipe that misses its model fails here, not at its first run
     const std::vector<experiments::PlannedRun> plan = experiments::plan_runs(spec);
 
     if (p.has("--dry-run")) {

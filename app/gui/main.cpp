@@ -2,7 +2,8 @@
 // quantlab: the desktop GUI. Thin on purpose: parse the command line, set up the engine runtime,
 // show the main window (or render screenshots and quit).
 //
-//   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR [--screenshot-size WxH]]
+//   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR [--screenshot-size WxH]
+//            [--screenshot-experiment NAME[,STEM[,TAB[,METRIC[,CELL]]]]]]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -69,8 +70,15 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshotCalib(QStringLiteral("screenshot-calib"),
                                              QStringLiteral("With --screenshot-whatif: the calibration data."),
                                              QStringLiteral("DATA"));
+    const QCommandLineOption screenshotExperiment(
+        QStringLiteral("screenshot-experiment"),
+        QStringLiteral("With --screenshot-dir: render the Experiments view on experiment NAME as the opened project "
+                       "records it, as STEM.png (default experiment-NAME), on plot tab TAB (Cells, Differences, "
+                       "QAT fraction, Bits frontier; default: the experiment's own) showing METRIC (default: the "
+                       "experiment's first), with the run of cell CELL selected (last: a cell key has commas)."),
+        QStringLiteral("NAME[,STEM[,TAB[,METRIC[,CELL]]]]"));
     parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
-                       screenshotCalib, theme, format});
+                       screenshotCalib, screenshotExperiment, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -145,6 +153,18 @@ int main(int argc, char** argv) {
             }
             runner.setShots(ql::ScreenshotRunner::whatIfShots(w[0], w[1], w[2], w.size() > 3 ? w[3] : QString(),
                                                               parser.value(screenshotCalib)));
+        }
+        if (parser.isSet(screenshotExperiment)) {
+            const QStringList e = parser.value(screenshotExperiment).split(QLatin1Char(','));
+            const QString name = e.value(0).trimmed();
+            if (name.isEmpty()) {
+                std::fprintf(stderr, "quantlab: --screenshot-experiment expects NAME[,STEM[,TAB[,METRIC[,CELL]]]]\n");
+                return 1;
+            }
+            const QString stem = e.value(1).trimmed().isEmpty() ? QStringLiteral("experiment-") + name : e.value(1).trimmed();
+            // The cell key last, with its own commas ("bits=6,menu=NVFP4+BF16,method=mixed").
+            runner.setShots(ql::ScreenshotRunner::experimentShots(name, stem, e.value(2).trimmed(), e.mid(4).join(QLatin1Char(',')).trimmed(),
+                                                                  e.value(3).trimmed()));
         }
         QObject::connect(&runner, &ql::ScreenshotRunner::finished, &app, [](int code) { QApplication::exit(code); });
         window.show();

@@ -16,6 +16,7 @@
 #include "engine/api/demo_api.h"
 #include "engine/api/eval_api.h"
 #include "engine/api/eval_json.h"
+#include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/api/sensitivity_api.h"
 #include "engine/api/train_api.h"
@@ -159,6 +160,45 @@ void check_experiment_models(const experiments::ExperimentSpec& spec) {
                     experiment_field_error(spec, experiment_field_of(cell, key), "gives " + v + " to " + what + " (" + model_field +
                                                              "), which reads sentences (a text file, one per line)");
             }
+    }
+}
+
+void check_experiment_recipes(const experiments::ExperimentSpec& spec) {
+    // What each cell applies to its model: (field, recipe) pairs in the order errors name them.
+    struct Use {
+        const experiments::Cell* cell;
+        std::string field;
+        RecipeToCheck recipe;
+    };
+    std::vector<Use> uses;
+    for (const experiments::Cell& cell : spec.cells) {
+        const experiments::RunParameters& p = cell.parameters;
+        if (p.method == "mixed") {
+            for (std::size_t i = 0; i < p.menu.size(); ++i)
+                if (const std::string r = menu_recipe(p.menu[i]); !r.empty())
+                    uses.push_back({&cell, experiment_field_of(cell, "menu") + " entry " + p.menu[i], {r, ""}});
+        } else {
+            uses.push_back({&cell, experiment_field_of(cell, "recipe"), {p.recipe, p.recipe_json}});
+        }
+    }
+    // One load per model, each distinct recipe checked once.
+    std::map<std::string, std::vector<RecipeToCheck>> per_model;
+    std::map<std::pair<std::string, std::string>, std::size_t> index;  // (model, recipe name + json) -> position
+    for (const Use& u : uses) {
+        const std::string& model = u.cell->parameters.model;
+        const auto key = std::make_pair(model, u.recipe.name + '\n' + u.recipe.json);
+        if (index.count(key)) continue;
+        index[key] = per_model[model].size();
+        per_model[model].push_back(u.recipe);
+    }
+    std::map<std::string, std::vector<std::string>> misfits;
+    for (const auto& [model, recipes] : per_model) misfits[model] = recipe_misfits(model, recipes);
+    for (const Use& u : uses) {
+        const std::string& model = u.cell->parameters.model;
+        const std::string& why = misfits[model][index[{model, u.recipe.name + '\n' + u.recipe.json}]];
+        if (!why.empty())
+            throw UserError("experiment '" + spec.file + "': cell " + u.cell->key + ": recipe " + u.recipe.name + " (" + u.field +
+                            ") does not fit the model " + model + ": " + why);
     }
 }
 

@@ -43,6 +43,14 @@ bool model_is_sentence_encoder(const std::string& model);
 // the experiment file and field otherwise.
 void check_experiment_models(const experiments::ExperimentSpec& spec);
 
+// Checks, before any run is made, that every cell's recipe fits its model (plan_layer_formats'
+// checks: a pattern that matches no layer, such as *mlp* on a BERT encoder, a group size that
+// does not divide a layer, a KV cache the model lacks): the recipe of ptq / qat / qad /
+// fp-then-qat cells, each menu entry of mixed cells. Loads every model of the grid once, so it is
+// called once before a grid starts rather than on every edit of the plan. UserError naming the
+// experiment file, the cell, its recipe and field, and the reason.
+void check_experiment_recipes(const experiments::ExperimentSpec& spec);
+
 ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, JobSink& sink,
                                        const CancellationToken& cancel);
 

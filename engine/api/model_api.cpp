@@ -109,22 +109,45 @@ std::vector<float> layer_weight_row(const std::string& model, const std::string&
     throw UserError("model " + m.path + " has no quantizable layer named '" + layer + "'");
 }
 
-std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std::string& recipe_json,
-                                             const std::string& source) {
-    OpenedModel m = open_model(model);
-    const Recipe recipe = parse_recipe(recipe_json, source);
+namespace {
+
+// The recipe planned against the model's layers; UserError when it does not fit.
+std::vector<LayerQuantPlan> checked_plan(const Recipe& recipe, Model& model) {
     {
         // The KV cache and the rotation's block sizes are checked against the model too (a KV
         // cache on an encoder, an exclude glob matching no attention, an rht block that does not
         // divide a layer); nothing is changed.
-        const QuantizedModel check(*m.model, recipe);
+        const QuantizedModel check(model, recipe);
         online_rotations(check);
     }
+    return plan_recipe(recipe, model);
+}
+
+}  // namespace
+
+std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std::string& recipe_json,
+                                             const std::string& source) {
+    OpenedModel m = open_model(model);
+    const Recipe recipe = parse_recipe(recipe_json, source);
     std::vector<LayerSummary> out;
-    for (const LayerQuantPlan& p : plan_recipe(recipe, *m.model)) {
+    for (const LayerQuantPlan& p : checked_plan(recipe, *m.model)) {
         LayerSummary ls = layer_summary(*p.layer);
         describe_quantizers(ls, p.weight, p.input, p.weight_spec, weight_matrix_shape(*p.layer));
         out.push_back(std::move(ls));
+    }
+    return out;
+}
+
+std::vector<std::string> recipe_misfits(const std::string& model, const std::vector<RecipeToCheck>& recipes) {
+    OpenedModel m = open_model(model);
+    std::vector<std::string> out;
+    for (const RecipeToCheck& r : recipes) {
+        try {
+            checked_plan(r.json.empty() ? load_recipe(r.name) : parse_recipe(r.json, r.name), *m.model);
+            out.emplace_back();
+        } catch (const UserError& e) {
+            out.emplace_back(e.what());
+        }
     }
     return out;
 }

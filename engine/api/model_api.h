@@ -82,6 +82,18 @@ std::vector<float> layer_weight_row(const std::string& model, const std::string&
 std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std::string& recipe_json,
                                              const std::string& source);
 
+// A recipe to check against a model: a preset name or recipe file (`name`, as load_recipe takes
+// it), or inline recipe JSON (`json` set; `name` is then only its source in messages).
+struct RecipeToCheck {
+    std::string name;
+    std::string json;
+};
+
+// For each recipe why it cannot be applied to `model`, "" where it can: plan_layer_formats'
+// checks (patterns that match no layer, shapes a format cannot take, a KV cache or rotation the
+// model lacks) with the model loaded once. UserError only when the model cannot be opened.
+std::vector<std::string> recipe_misfits(const std::string& model, const std::vector<RecipeToCheck>& recipes);
+
 // The devices engine jobs can run on here, for a device choice: "cpu", then "cuda:N" for each
 // GPU that this build can use (a LibTorch with CUDA and QuantLab's CUDA kernels; docs/CLI.md
 // "Devices"). Debian's CPU-only LibTorch gives {"cpu"}.

@@ -146,6 +146,47 @@ TEST_F(CliExperiment, BadExperimentsExitWithOneLineNamingTheFileAndField) {
     fs::remove_all(dir);
 }
 
+// A recipe that misses its model stops `experiment run` (and --dry-run) before the project is
+// created: one line naming the file, the cell, the recipe and the pattern, exit code 1.
+TEST_F(CliExperiment, ARecipeThatMissesItsModelExitsBeforeTheFirstRun) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "e",
+        "base": {"model": "demo", "method": "ptq", "eval_samples": 8, "calib_samples": 8},
+        "grid": {"recipe": ["NVFP4_DEFAULT",
+          {"name": "INT8_BERT_FFN", "algorithm": "max", "quant_cfg": [{"quantizer_name": "*", "enable": false},
+            {"quantizer_name": "*intermediate*weight_quantizer", "cfg": {"format": "int8", "granularity": "channel"}}]}]},
+        "metrics": ["kl", "bits_per_parameter"]})";
+    for (const bool dry : {true, false}) {
+        std::vector<std::string> args{"experiment", "run", dir + "/e.json", "--project", dir + "/p.qlab"};
+        if (dry) args.push_back("--dry-run");
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_NE(r.err.find("experiment '" + dir + "/e.json': cell recipe=INT8_BERT_FFN: recipe INT8_BERT_FFN (grid.recipe"),
+                  std::string::npos)
+            << r.err;
+        EXPECT_NE(r.err.find("'*intermediate*weight_quantizer' matches no quantizer of the model"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("run 1/"), std::string::npos) << r.err;  // no run started
+        EXPECT_FALSE(fs::exists(dir + "/p.qlab"));
+    }
+    fs::remove_all(dir);
+}
+
+// The MiniLM case that failed at run 3 of its bits frontier: NVFP4_MLP_ONLY's *mlp* patterns
+// name no module of a BERT (its FFN is intermediate / output.dense), refused before any run.
+TEST_F(CliExperiment, AnMlpOnlyRecipeOnTheRealMiniLmExitsBeforeTheFirstRun) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "e",
+        "base": {"model": ")" << minilm_dir() << R"(", "method": "ptq", "data": ")" << dir << R"(/s.txt"},
+        "grid": {"recipe": ["FP8_DEFAULT", "NVFP4_DEFAULT", "NVFP4_MLP_ONLY"]},
+        "metrics": ["cosine_mean", "bits_per_parameter"]})";
+    const CliResult r = run_cli({"experiment", "run", dir + "/e.json", "--project", dir + "/p.qlab"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("cell recipe=NVFP4_MLP_ONLY: recipe NVFP4_MLP_ONLY"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("*mlp*"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/p.qlab"));
+    fs::remove_all(dir);
+}
+
 // The first `lines` sentences of the CMake-manuals corpus (scripts/make-sentence-corpus).
 std::string sentence_corpus(const std::string& dir, int lines) {
     const std::string path = dir + "/corpus.txt";

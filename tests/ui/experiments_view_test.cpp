@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "wait_for.h"
@@ -268,6 +269,122 @@ TEST_F(ExperimentsViewTest, ARunShowsTheEnginesStatisticsAndAFrontierPointSelect
     EXPECT_EQ(db.runs().size(), 6u);  // 4 + 1 + 1: the finished runs were not made again
     EXPECT_EQ(view->runTable()->rowCount(), 6);
     EXPECT_TRUE(view->progressText().startsWith(QStringLiteral("6 done"))) << view->progressText().toStdString();
+}
+
+// Uniform recipes beside the mixed plans of two menus (the bits-frontier template in small): each
+// kind has its own mark and legend entry, every point keeps its whisker and stays clickable to its
+// run, and a mixed point shows the search's per-layer plan.
+TEST_F(ExperimentsViewTest, TheFrontierMarksUniformRecipesAndMixedPlansApartAndTheirPointsSelectTheirRuns) {
+    const QString mixedFile = QDir(test::scratchDir()).filePath(QStringLiteral("ui-mixed.json"));
+    const QString mixedProject = QDir(test::scratchDir()).filePath(QStringLiteral("mixed.qlab"));
+    QFile::remove(mixedProject);
+    {
+        QFile f(mixedFile);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(R"json({"quantlab_experiment": 1, "name": "ui-mixed", "analysis": "frontier", "replicates": 1,
+          "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "eval_samples": 24, "calib_samples": 16},
+          "grid": [{"recipe": ["NVFP4_DEFAULT", "MXFP8"]},
+                   {"method": ["mixed"], "bits": [6], "menu": [["NVFP4", "FP8", "BF16"], ["NVFP4", "BF16"]]}],
+          "metrics": ["kl", "bits_per_parameter"]})json");
+    }
+    view->setProject(mixedProject);
+    ASSERT_TRUE(view->loadExperiment(mixedFile)) << view->lastError().toStdString();
+    ASSERT_EQ(view->plannedRunCount(), 4);
+    // The plan names a mixed run's recipe as the search's plan, not the unused base recipe.
+    for (int row = 0; row < 4; ++row) {
+        const bool mixed = view->runTable()->item(row, 2)->text() == QStringLiteral("mixed");
+        EXPECT_EQ(view->runTable()->item(row, 3)->text() == QStringLiteral("plan ≤ 6 bits"), mixed) << row;
+    }
+    ASSERT_TRUE(view->start()) << view->lastError().toStdString();
+    ASSERT_TRUE(view->waitForFinished(900000));
+    ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
+
+    ExperimentResultPanel* panel = view->resultPanel();
+    ASSERT_TRUE(panel->setMetric(QStringLiteral("kl")));
+    IntervalPlot* frontier = panel->frontierPlot();
+    const QStringList groups{QStringLiteral("uniform recipes"), QStringLiteral("mixed: NVFP4+FP8+BF16"),
+                             QStringLiteral("mixed: NVFP4+BF16")};
+    EXPECT_EQ(frontier->pointGroups(), groups);
+    ASSERT_EQ(frontier->pointCount(), 4);
+    const QStringList keys = panel->frontierCells();
+    ASSERT_EQ(keys.size(), 4);
+    std::map<int, int> perGroup;
+    for (int i = 0; i < 4; ++i) {
+        const int group = frontier->points()[i].group;
+        ++perGroup[group];
+        if (keys[i].startsWith(QStringLiteral("recipe="))) EXPECT_EQ(group, 0) << keys[i].toStdString();
+        else if (keys[i].contains(QStringLiteral("FP8"))) EXPECT_EQ(group, 1) << keys[i].toStdString();
+        else EXPECT_EQ(group, 2) << keys[i].toStdString();
+    }
+    EXPECT_EQ(perGroup, (std::map<int, int>{{0, 2}, {1, 1}, {2, 1}}));
+    // A mixed point is labelled with its budget (its menu is its mark's).
+    for (int i = 0; i < 4; ++i)
+        if (frontier->points()[i].group > 0) EXPECT_EQ(frontier->points()[i].label, QStringLiteral("≤ 6 bits"));
+    // One graph per kind, named as its legend entry, with its own scatter shape and its points.
+    QCustomPlot* plot = frontier->customPlot();
+    std::set<int> shapes;
+    for (int k = 0; k < groups.size(); ++k) {
+        QCPGraph* marks = nullptr;
+        for (int g = 0; g < plot->graphCount(); ++g)
+            if (plot->graph(g)->name() == groups[k]) marks = plot->graph(g);
+        ASSERT_NE(marks, nullptr) << groups[k].toStdString();
+        EXPECT_NE(plot->legend->itemWithPlottable(marks), nullptr) << groups[k].toStdString();
+        EXPECT_EQ(marks->dataCount(), perGroup[k]) << groups[k].toStdString();
+        shapes.insert(static_cast<int>(marks->scatterStyle().shape()));
+    }
+    EXPECT_EQ(shapes.size(), 3u);
+    EXPECT_TRUE(plot->legend->visible());
+    // Every point keeps its whisker, in point order, at the cell's bits per parameter.
+    const auto drawn = frontier->drawnIntervals();
+    ASSERT_EQ(drawn.size(), 4);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_DOUBLE_EQ(drawn[i].x, frontier->points()[i].x);
+        EXPECT_DOUBLE_EQ(drawn[i].value, frontier->points()[i].value);
+    }
+
+    // A click on the NVFP4+BF16 plan selects its run and shows the search's plan.
+    const int mixed = static_cast<int>(std::find_if(keys.begin(), keys.end(), [](const QString& k) {
+                                           return k.contains(QStringLiteral("method=mixed")) && !k.contains(QStringLiteral("FP8"));
+                                       }) - keys.begin());
+    ASSERT_LT(mixed, 4);
+    ASSERT_TRUE(window->showView(QStringLiteral("experiments")));
+    panel->tabs()->setCurrentWidget(frontier);
+    test::settle(50);
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, frontier->pointPosition(mixed).toPoint());
+    ASSERT_TRUE(waitFor([&] { return panel->selectedCell() == keys[mixed]; }, 5000));
+    EXPECT_EQ(frontier->selectedPoint(), mixed);
+    const projects::ProjectFile db = projects::ProjectFile::open(mixedProject.toStdString(), projects::OpenMode::ReadOnly);
+    const projects::RunRecord run = db.run(panel->selectedRunId());
+    EXPECT_EQ(run.kind, "mixed");
+    const json plan = json::parse(panel->selectedRecipeJson().toStdString());
+    EXPECT_EQ(plan["name"].get<std::string>().rfind("MIXED_6B_NVFP4+BF16", 0), 0u) << plan.dump();
+}
+
+// A recipe that misses the model (a BERT FFN pattern on the decoder demo) stops Start before the
+// project is touched, with the cell, the recipe and the reason shown where plan errors are.
+TEST_F(ExperimentsViewTest, StartRefusesARecipeThatMissesItsModelBeforeAnyRun) {
+    const QString badFile = QDir(test::scratchDir()).filePath(QStringLiteral("ui-bad-recipe.json"));
+    const QString badProject = QDir(test::scratchDir()).filePath(QStringLiteral("bad-recipe.qlab"));
+    QFile::remove(badProject);
+    {
+        QFile f(badFile);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(R"json({"quantlab_experiment": 1, "name": "ui-bad-recipe", "replicates": 1,
+          "base": {"model": "demo", "method": "ptq", "eval_samples": 8, "calib_samples": 8},
+          "grid": {"recipe": ["MXFP8", {"name": "INT8_BERT_FFN", "algorithm": "max", "quant_cfg": [
+            {"quantizer_name": "*", "enable": false},
+            {"quantizer_name": "*intermediate*weight_quantizer", "cfg": {"format": "int8", "granularity": "channel"}}]}]},
+          "metrics": ["kl"]})json");
+    }
+    view->setProject(badProject);
+    ASSERT_TRUE(view->loadExperiment(badFile)) << view->lastError().toStdString();  // the plan itself is fine
+    ASSERT_EQ(view->plannedRunCount(), 2);
+    EXPECT_FALSE(view->start());
+    EXPECT_FALSE(view->isRunning());
+    const std::string error = view->lastError().toStdString();
+    EXPECT_NE(error.find("cell recipe=INT8_BERT_FFN: recipe INT8_BERT_FFN"), std::string::npos) << error;
+    EXPECT_NE(error.find("matches no quantizer of the model"), std::string::npos) << error;
+    EXPECT_FALSE(QFile::exists(badProject));
 }
 
 }  // namespace
