@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A mixed-precision plan (NVFP4 + FP8 + MXFP4 / INT + BF16 layers) exported with
-// `export_plan(..., "modelopt")` and applied by NVIDIA Model Optimizer itself: mtq.quantize on the
-// HF model (the real all-MiniLM-L6-v2 and the golden tiny Llama) with a few calibration batches,
-// then every nn.Linear's weight / input quantizer must be enabled or disabled with the num_bits,
-// block_sizes and axis the plan says (tests/peers/modelopt_plan_peer.py in the peers venv). The
-// plan the peer compares with is QuantLab's own resolution of the recipe (QuantizedModel), not
-// the export. A peer that cannot run fails the test.
+// Plans exported with export_plan, applied by the peers themselves (the peers venv; a peer that
+// cannot run fails the test):
+// - "modelopt": a mixed-precision plan (NVFP4 + FP8 + MXFP4 / INT + BF16 layers) given to NVIDIA
+//   Model Optimizer's mtq.quantize on the HF model (the real all-MiniLM-L6-v2 and the golden tiny
+//   Llama) with a few calibration batches; every nn.Linear's weight / input quantizer must be
+//   enabled or disabled with the num_bits, block_sizes and axis the plan says
+//   (tests/peers/modelopt_plan_peer.py). The plan the peer compares with is QuantLab's own
+//   resolution of the recipe (QuantizedModel), not the export.
+// - "llama-tensor-types": llama.cpp's llama_model_quantize given the exported arguments
+//   (tests/peers/llama_tensor_types_peer.py).
 #include <gtest/gtest.h>
 
 #include <cstdio>

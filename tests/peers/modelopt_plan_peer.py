@@ -13,7 +13,8 @@ a few batches, and then for EVERY nn.Linear of the model: a layer of QuantLab's 
 and input quantizers enabled exactly where the plan has them, with the num_bits, block_sizes, axis
 and narrow_range the plan's format means in Model Optimizer's terms (the table below, written from
 Model Optimizer's presets, not from our exporter), and a calibrated amax wherever the quantizer is
-static; a Linear outside the plan (or a layer the plan keeps in BF16) has both quantizers disabled.
+static; a Linear outside the plan (or a layer the plan keeps in BF16) has both quantizers disabled,
+and so has every other quantizer Model Optimizer inserted (attention BMM quantizers ...).
 Exit 1 with the mismatches; any exception (a peer that cannot run) fails too.
 """
 import json
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 import modelopt.torch.quantization as mtq  # noqa: E402
 from modelopt_plan import load_modelopt_plan  # noqa: E402
+from modelopt.torch.quantization.nn import TensorQuantizer  # noqa: E402
 
 FLOAT_BITS = {"nvfp4": (2, 1), "fp8_e4m3": (4, 3), "mxfp8_e4m3": (4, 3), "mxfp8_e5m2": (5, 2),
               "mxfp6_e3m2": (3, 2), "mxfp6_e2m3": (2, 3), "mxfp4": (2, 1), "mxint8": 8}
@@ -55,13 +57,13 @@ def build(exp):
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
     torch.manual_seed(0)
     if exp["arch"] == "bert":
-        model = AutoModel.from_pretrained(exp["model"], torch_dtype=torch.float32).eval()
+        model = AutoModel.from_pretrained(exp["model"], dtype=torch.float32).eval()
         tok = AutoTokenizer.from_pretrained(exp["model"])
         texts = ["The quick brown fox jumps over the lazy dog.", "Quantization keeps the plan layer by layer.",
                  "A sentence embedding model maps text to vectors.", "Model Optimizer calibrates the amax."]
         batches = [tok(texts[i:i + 2], return_tensors="pt", padding=True) for i in range(0, len(texts), 2)]
         return model, lambda m: [m(**b) for b in batches]
-    model = AutoModelForCausalLM.from_pretrained(exp["model"], torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(exp["model"], dtype=torch.float32).eval()
     vocab = model.config.vocab_size
     batches = [torch.randint(0, vocab, (2, 12)) for _ in range(3)]
     return model, lambda m: [m(input_ids=b) for b in batches]
@@ -121,6 +123,12 @@ def check_case(case_dir):
             counts["outside"] += 1
         check_quantizer(f"{name}.weight_quantizer", module.weight_quantizer, plan["weight"], problems)
         check_quantizer(f"{name}.input_quantizer", module.input_quantizer, plan["input"], problems)
+    # Every other quantizer Model Optimizer inserted (attention BMM / KV-cache quantizers, ...)
+    # stays off: the plan enables nothing beyond its layers.
+    linear = {n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    for name, module in model.named_modules():
+        if isinstance(module, TensorQuantizer) and name.rsplit(".", 1)[0] not in linear and module.is_enabled:
+            problems.append(f"{name}: enabled, but it belongs to no Linear of the plan")
     for layer in layers:
         if layer not in seen:
             problems.append(f"{layer}: in QuantLab's plan but no Linear of the HF model has that name")
