@@ -302,6 +302,19 @@ TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {
         else EXPECT_TRUE(it->second["axis"].is_null()) << layer;
     }
     EXPECT_EQ(json::parse(mo.out)["quantized_layers"], planned.size());
+    // Model Optimizer itself (mtq.quantize on the demo as an HF model, a few calibration batches)
+    // gives every Linear the quantizers of the run's recorded plan, the BF16 ones none
+    // (tests/peers/modelopt_plan_peer.py; fails when the peers venv is missing).
+    const std::string peer_case = dir + "/mo-peer";
+    fs::create_directories(peer_case);
+    fs::copy_file(dir + "/mo.json", peer_case + "/plan.json");
+    std::ofstream(peer_case + "/expected.json") << json({{"model", cli_test_demo_dir()}, {"arch", "llama"}, {"recipe", plan}}).dump();
+    const std::string peer = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/modelopt_plan_peer.py' '" +
+                             peer_case + "' > '" + dir + "/peer.log' 2>&1";
+    const int peer_rc = std::system(peer.c_str());
+    const std::string peer_log = slurp(dir + "/peer.log");
+    EXPECT_EQ(peer_rc, 0) << peer_log;
+    EXPECT_NE(peer_log.find("; 0 mismatch(es)\nPASS"), std::string::npos) << peer_log;
     // llama.cpp has no NVFP4 / FP8 type: refused, naming a layer.
     const CliResult llama = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as",
                                      "llama-tensor-types"});

@@ -7,7 +7,9 @@ Each CASE_DIR (written by tests/engine/plan_export_peer_test.cpp) holds:
   plan.json      the export (engine/export/modelopt_plan.h), loaded with scripts/modelopt_plan.py
   expected.json  {"model": HF folder, "arch": "bert" | "llama", "layers": {layer: {"weight": Q | null,
                  "input": Q | null}}} with Q = {"format", "granularity", "block", "axis", "dynamic"}:
-                 QuantLab's own per-layer plan (the recipe resolved by QuantizedModel, not the export)
+                 QuantLab's own per-layer plan (the recipe resolved by QuantizedModel, not the export);
+                 or "recipe": a recipe of exact per-layer entries (an experiment's mixed run's plan,
+                 as the project recorded it), read here (tests/app/cli_experiment_test.cpp)
 The HF model is built with transformers, mtq.quantize(model, config, forward_loop) calibrates it on
 a few batches, and then for EVERY nn.Linear of the model: a layer of QuantLab's plan has its weight
 and input quantizers enabled exactly where the plan has them, with the num_bits, block_sizes, axis
@@ -51,6 +53,31 @@ def expected_attrs(q):
         return {"num_bits": int(f[3:]), "block_sizes": bs, "axis": q["axis"] if q["granularity"] == "channel" else None,
                 "narrow_range": True, "static_amax": not q["dynamic"]}
     raise AssertionError(f"format {f} is not in the peer's table")
+
+
+def layers_from_recipe(recipe):
+    """QuantLab's per-layer plan from a recipe of exact quantizer names after a "*" disable (an
+    experiment's mixed-precision plan, as the run recorded it; the format's own defaults otherwise)."""
+    layers = {}
+    for e in recipe["quant_cfg"]:
+        name = e["quantizer_name"]
+        if name == "*":
+            assert e.get("enable") is False, "the plan's '*' entry must disable"
+            continue
+        if any(c in name for c in "*?["):
+            raise AssertionError(f"{name}: the peer reads a plan of exact per-layer entries only")
+        layer, _, which = name.rpartition(".")
+        which = {"weight_quantizer": "weight", "input_quantizer": "input"}[which]
+        entry = layers.setdefault(layer, {"weight": None, "input": None})
+        cfg = e.get("cfg")
+        if e.get("enable", True) is False or not cfg:
+            entry[which] = None
+            continue
+        f = cfg["format"]
+        block = f == "nvfp4" or f.startswith("mx")
+        entry[which] = {"format": f, "granularity": cfg.get("granularity", "block" if block else "tensor"),
+                        "block": cfg.get("group_size", 0), "axis": cfg.get("axis", 0), "dynamic": cfg.get("dynamic", False)}
+    return layers
 
 
 def build(exp):
@@ -106,7 +133,7 @@ def check_case(case_dir):
     config = load_modelopt_plan(os.path.join(case_dir, "plan.json"))
     model, forward_loop = build(exp)
     model = mtq.quantize(model, config, forward_loop)
-    layers = exp["layers"]
+    layers = exp["layers"] if "layers" in exp else layers_from_recipe(exp["recipe"])
     problems, seen, counts = [], set(), {"quantized": 0, "bf16": 0, "outside": 0}
     for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear):
