@@ -14,7 +14,8 @@
 namespace ql {
 namespace {
 
-using nlohmann::json;
+// Keys in the order Model Optimizer's presets list them (quantizer_name first).
+using ojson = nlohmann::ordered_json;
 
 // Model Optimizer's (exponent, mantissa) pairs for QuantLab's float element formats.
 const std::map<std::string, std::pair<int, int>>& float_bits() {
@@ -24,11 +25,11 @@ const std::map<std::string, std::pair<int, int>>& float_bits() {
     return m;
 }
 
-json pair_json(std::pair<int, int> p) { return json::array({p.first, p.second}); }
+ojson pair_json(std::pair<int, int> p) { return ojson::array({p.first, p.second}); }
 
 // The QuantizerAttributeConfig fields for one enabled quantizer; nullopt for a passthrough
 // format (the layer stays in high precision: "enable": false).
-std::optional<json> quantizer_cfg(const LayerQuantizer& l, bool is_input) {
+std::optional<ojson> quantizer_cfg(const LayerQuantizer& l, bool is_input) {
     const QuantizerSettings& s = is_input ? l.plan().input : l.plan().weight;
     const QuantSpec& spec = is_input ? l.plan().input_spec : l.plan().weight_spec;
     const std::string which = is_input ? "input" : "weight";
@@ -47,7 +48,7 @@ std::optional<json> quantizer_cfg(const LayerQuantizer& l, bool is_input) {
         fail("on a Conv2d weight has no Model Optimizer form: its blocks run along in * kh * kw, Model Optimizer's along kw");
     if (is_input && s.calibrator != "max" && !s.dynamic && family != "mx")
         fail("with calibrator " + s.calibrator + " has no Model Optimizer quantizer attribute (only max calibration maps)");
-    json cfg = json::object();
+    ojson cfg = ojson::object();
     if (family == "nvfp4") {
         // Model Optimizer's NVFP4 input has dynamic E4M3 block scales and a calibrated (static)
         // global amax, which is QuantLab's static NVFP4 input; a per-batch global amax is not.
@@ -90,7 +91,7 @@ std::optional<json> quantizer_cfg(const LayerQuantizer& l, bool is_input) {
     return cfg;
 }
 
-json algorithm_json(const PtqAlgorithm& a) {
+ojson algorithm_json(const PtqAlgorithm& a) {
     if (a.method == "max") return "max";
     if (a.method == "smoothquant") {
         if (a.smoothquant_fold) throw UserError("modelopt plan: algorithm.fold has no Model Optimizer setting (smoothquant)");
@@ -111,7 +112,7 @@ json algorithm_json(const PtqAlgorithm& a) {
 
 }  // namespace
 
-nlohmann::json modelopt_plan_config(const QuantizedModel& q, ModeloptPlanCounts* counts) {
+nlohmann::ordered_json modelopt_plan_config(const QuantizedModel& q, ModeloptPlanCounts* counts) {
     const Recipe& r = q.recipe();
     if (r.kv_cache.enabled)
         throw UserError("modelopt plan: the recipe's kv_cache section is not part of the per-layer plan export; remove it "
@@ -119,12 +120,12 @@ nlohmann::json modelopt_plan_config(const QuantizedModel& q, ModeloptPlanCounts*
     if (!r.rotation.method.empty())
         throw UserError("modelopt plan: the recipe's rotation section (" + r.rotation.method +
                         ") has no form in this export; the layers' rotations would be lost");
-    json entries = json::array();
+    ojson entries = ojson::array();
     entries.push_back({{"quantizer_name", "*"}, {"enable", false}});
     ModeloptPlanCounts n;
     for (const auto& lp : q.layers()) {
         const LayerQuantizer& l = *lp;
-        std::optional<json> w, in;
+        std::optional<ojson> w, in;
         if (l.weight_enabled()) w = quantizer_cfg(l, false);
         if (l.input_enabled()) in = quantizer_cfg(l, true);
         const std::string prefix = "*" + l.name();

@@ -41,6 +41,6 @@ struct ModeloptPlanCounts {
 // Model Optimizer cannot express (fp8_e5m2 per tensor, nf4, the GGUF formats, asymmetric
 // integers, MX rceil, a dynamic NVFP4 input, calibrators other than max), and naming the section
 // for a KV-cache or rotation section (not part of a per-layer plan here).
-nlohmann::json modelopt_plan_config(const QuantizedModel& q, ModeloptPlanCounts* counts = nullptr);
+nlohmann::ordered_json modelopt_plan_config(const QuantizedModel& q, ModeloptPlanCounts* counts = nullptr);
 
 }  // namespace ql
