@@ -19,11 +19,17 @@ namespace ql::cli {
 namespace {
 
 const char* kUsage =
-    "quantlab-cli recipe export RECIPE|--run ID --project P.qlab --as compressed-tensors [--model M] [--out FILE] [--json]\n\n"
+    "quantlab-cli recipe export RECIPE|--run ID --project P.qlab --as KIND [--model M] [--out FILE] [--json]\n\n"
     "Writes the per-layer plan of RECIPE (a preset or recipe file), or of the recipe project run ID was made with (an\n"
-    "experiment's mixed run: its plan), in another tool's form for MODEL (default: the run's model): compressed-tensors'\n"
-    "quantization_config (config_groups with the module names as targets, ignore: the layers left in BF16), as\n"
-    "'export --as compressed-tensors' writes it into config.json. To FILE, or stdout. --json prints a summary.";
+    "experiment's mixed run: its plan), in another tool's form for MODEL (default: the run's model). KIND:\n"
+    "  compressed-tensors  quantization_config (config_groups with the module names as targets, ignore: the layers\n"
+    "                      left in BF16), as 'export --as compressed-tensors' writes it into config.json\n"
+    "  modelopt            Model Optimizer's quantization config {quant_cfg, algorithm} for mtq.quantize, one entry\n"
+    "                      per layer's quantizer (JSON; load it with scripts/modelopt_plan.py load_modelopt_plan)\n"
+    "  llama-tensor-types  llama-quantize arguments, one per line: --tensor-type ^NAME$=TYPE for every planned layer\n"
+    "                      (f16 for the layers left unquantized), --output-tensor-type for lm_head; use as\n"
+    "                      llama-quantize $(cat FILE) in.gguf out.gguf Q4_K_M (GGML types only)\n"
+    "A layer the form cannot express is an error naming it. To FILE, or stdout. --json prints a summary.";
 
 int export_recipe(const std::vector<std::string>& args) {
     ArgParser p("recipe export", {"--run", "--project", "--as", "--model", "--out"}, {"--json"});
@@ -72,7 +78,7 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 Command recipe_command() {
-    return Command{"recipe", kUsage, "a per-layer plan (recipe, a run's plan) as compressed-tensors config_groups", run};
+    return Command{"recipe", kUsage, "a per-layer plan (recipe, a run's plan) as compressed-tensors, Model Optimizer or llama-quantize settings", run};
 }
 
 }  // namespace ql::cli

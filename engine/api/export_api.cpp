@@ -14,6 +14,8 @@
 #include "engine/export/fakequant_export.h"
 #include "engine/export/gguf_export.h"
 #include "engine/export/hf_modelopt_export.h"
+#include "engine/export/llama_tensor_types.h"
+#include "engine/export/modelopt_plan.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
 
@@ -120,19 +122,33 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     return rep;
 }
 
-std::vector<std::string> plan_export_kinds() { return {"compressed-tensors"}; }
+std::vector<std::string> plan_export_kinds() { return {"compressed-tensors", "modelopt", "llama-tensor-types"}; }
 
 PlanExport export_plan(const std::string& model, const std::string& recipe, const std::string& as) {
-    if (as != "compressed-tensors")
-        throw UserError("plan export: --as " + as + " is not a plan form QuantLab writes yet (compressed-tensors; a Model "
-                        "Optimizer recipe and a llama.cpp --tensor-type list are not done: docs/EXPERIMENTS.md)");
+    const std::vector<std::string> kinds = plan_export_kinds();
+    if (std::find(kinds.begin(), kinds.end(), as) == kinds.end())
+        throw UserError("plan export: --as must be one of compressed-tensors, modelopt, llama-tensor-types; got '" + as + "'");
     const Recipe r = !recipe.empty() && recipe.front() == '{' ? parse_recipe(recipe, "plan") : load_recipe(recipe);
     OpenedModel opened = open_model(model);
     if (opened.quantization) throw UserError("plan export: " + opened.path + " is already quantized; give its source model");
     QuantizedModel q(*opened.model, r);  // the plan's patterns resolved to the model's layers
     q.set_enabled(true);                 // as after calibration: every configured quantizer on
-    const nlohmann::json qc = ct_plan_quantization_config(q);
     PlanExport out;
+    if (as == "modelopt") {
+        ModeloptPlanCounts n;
+        out.text = modelopt_plan_config(q, &n).dump(2) + "\n";
+        out.quantized_layers = n.quantized_layers;
+        out.ignored_layers = n.disabled_layers;
+        return out;
+    }
+    if (as == "llama-tensor-types") {
+        const LlamaTensorTypePlan p = llama_tensor_type_plan(q);
+        out.text = p.text;
+        out.quantized_layers = p.quantized_layers;
+        out.ignored_layers = p.high_precision_layers;
+        return out;
+    }
+    const nlohmann::json qc = ct_plan_quantization_config(q);
     out.text = qc.dump(2) + "\n";
     out.groups = static_cast<int64_t>(qc["config_groups"].size());
     for (const auto& [name, g] : qc["config_groups"].items()) out.quantized_layers += static_cast<int64_t>(g["targets"].size());

@@ -64,17 +64,25 @@ std::vector<std::string> export_kinds();  // hf-modelopt, compressed-tensors, gg
 
 // A per-layer plan (a recipe: a preset, a recipe file, or recipe JSON text starting with '{'; e.g.
 // an experiment's mixed-precision plan) in another tool's form, for `model` (HF folder or "demo",
-// whose layers the plan's patterns resolve to): `as` "compressed-tensors" gives the
-// quantization_config (config_groups with module-name targets, ignore) that `export --as
-// compressed-tensors` of the model quantized with the plan writes into config.json (the same
-// writer; nothing is calibrated or packed). Other forms (a Model Optimizer recipe, a llama.cpp
-// --tensor-type list) are UserErrors for now (docs/EXPERIMENTS.md "What is missing").
+// whose layers the plan's patterns resolve to; nothing is calibrated or packed):
+//   compressed-tensors  the quantization_config (config_groups with module-name targets, ignore)
+//                       that `export --as compressed-tensors` of the model quantized with the plan
+//                       writes into config.json (the same writer)
+//   modelopt            Model Optimizer's quantization config {"quant_cfg", "algorithm"} for
+//                       mtq.quantize, one entry per layer's quantizer (engine/export/modelopt_plan.h;
+//                       JSON: load it with scripts/modelopt_plan.py)
+//   llama-tensor-types  llama-quantize arguments, one per line: --tensor-type ^name$=type for every
+//                       planned layer, --output-tensor-type for lm_head
+//                       (engine/export/llama_tensor_types.h)
+// UserError naming the layer and format for what the form cannot express.
 struct PlanExport {
-    std::string text;         // the exported form (JSON text for compressed-tensors)
+    std::string text;         // the exported form (JSON text; llama-tensor-types: argument lines)
+    // Layers quantized / left in high precision (compressed-tensors' ignore, modelopt's disabled,
+    // llama's f16 / f32 / bf16 pins); groups: compressed-tensors' config groups (0 for the others).
     int64_t quantized_layers = 0, ignored_layers = 0, groups = 0;
 };
 PlanExport export_plan(const std::string& model, const std::string& recipe, const std::string& as);
-// What export_plan's kinds are: compressed-tensors.
+// What export_plan's kinds are: compressed-tensors, modelopt, llama-tensor-types.
 std::vector<std::string> plan_export_kinds();
 
 }  // namespace ql

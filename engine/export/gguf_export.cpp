@@ -46,9 +46,7 @@ bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 
 // The GGUF type a recipe format stores exactly (gguf_q4_k -> Q4_K), if any.
 std::optional<GgmlType> recipe_gguf_type(const QuantSpec& spec) {
     if (!spec.info) return std::nullopt;
-    const std::string& n = spec.info->name;
-    if (n.rfind("gguf_", 0) != 0) return std::nullopt;
-    return ggml_type_from_name(n.substr(5));
+    return gguf_type_of_format(spec.info->name);
 }
 
 std::string model_display_name(const OpenedModel& m) {

@@ -371,6 +371,11 @@ GgmlType parse_gguf_tensor_type(const std::string& name, const std::string& what
     return *t;
 }
 
+std::optional<GgmlType> gguf_type_of_format(const std::string& format_name) {
+    if (format_name.rfind("gguf_", 0) != 0) return std::nullopt;
+    return ggml_type_from_name(format_name.substr(5));
+}
+
 std::vector<GgufTensorChoice> plan_gguf_types(const GgufMixModel& m, const std::vector<GgufMixTensor>& input,
                                               const GgufMixOptions& o) {
     const GgufFileType* ft = find_gguf_file_type(o.file_type);

@@ -103,4 +103,8 @@ bool gguf_weight_order(const std::string& a, const std::string& b);
 // QuantLab cannot write.
 GgmlType parse_gguf_tensor_type(const std::string& name, const std::string& what);
 
+// The GGML type a QuantLab format stores exactly ("gguf_q4_k" -> Q4_K, "gguf_mxfp4" -> MXFP4);
+// nullopt for every other format (QuantLab's "mxfp4" and "int8" round differently from ggml's).
+std::optional<GgmlType> gguf_type_of_format(const std::string& format_name);
+
 }  // namespace ql

@@ -40,7 +40,7 @@ const GgufParameterSource* GgufSource::weight_of(const std::string& layer) const
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& ne) {
+std::string ggml_ne_text(const std::vector<int64_t>& ne) {
     std::string s = "[";
     for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
     return s + "]";
@@ -83,8 +83,8 @@ GgufModel load_gguf_model(const std::string& path) {
         if (!t) throw UserError(path + ": tensor '" + mapped->name + "' is missing (the model's " + hf_name + ")");
         const std::vector<int64_t> ne(param.sizes().rbegin(), param.sizes().rend());
         if (t->ne != ne)
-            throw UserError(path + ": tensor '" + mapped->name + "': dimensions " + shape_text(t->ne) + ", expected " +
-                            shape_text(ne) + " for the model the metadata describes");
+            throw UserError(path + ": tensor '" + mapped->name + "': dimensions " + ggml_ne_text(t->ne) + ", expected " +
+                            ggml_ne_text(ne) + " for the model the metadata describes");
         std::vector<float> values(static_cast<size_t>(t->numel()));
         decode_gguf_tensor(f.tensor_data(*t), t->numel() / t->ne[0], t->ne[0], t->type, values.data(),
                            path + ": tensor '" + t->name + "'");

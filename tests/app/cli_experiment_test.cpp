@@ -326,6 +326,41 @@ TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {
     for (const auto& [layer, format] : planned)
         EXPECT_EQ(exported[layer], format == "nvfp4" ? "nvfp4-pack-quantized" : "float-quantized") << layer;
     EXPECT_EQ(json::parse(ct.out)["quantized_layers"], planned.size());
+    // The plan as a Model Optimizer config: each planned layer's weight quantizer with its
+    // format's num_bits (NVFP4 E2M1 blocks of 16 with E4M3 scales, FP8 E4M3 per tensor).
+    const CliResult mo = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as", "modelopt",
+                                  "--out", dir + "/mo.json", "--json"});
+    ASSERT_EQ(mo.exit_code, 0) << mo.err;
+    const json mcfg = json::parse(slurp(dir + "/mo.json"));
+    std::map<std::string, json> mo_weights;
+    for (const json& e : mcfg["quant_cfg"])
+        if (e.contains("cfg")) mo_weights[e["quantizer_name"].get<std::string>()] = e["cfg"];
+    for (const auto& [layer, format] : planned) {
+        const auto it = mo_weights.find("*" + layer + ".weight_quantizer");
+        ASSERT_NE(it, mo_weights.end()) << layer << mcfg.dump();
+        EXPECT_EQ(it->second["num_bits"], format == "nvfp4" ? json({2, 1}) : json({4, 3})) << layer;
+        if (format == "nvfp4") EXPECT_EQ(it->second["block_sizes"]["-1"], 16) << layer;
+        else EXPECT_TRUE(it->second["axis"].is_null()) << layer;
+    }
+    EXPECT_EQ(json::parse(mo.out)["quantized_layers"], planned.size());
+    // Model Optimizer itself (mtq.quantize on the demo as an HF model, a few calibration batches)
+    // gives every Linear the quantizers of the run's recorded plan, the BF16 ones none
+    // (tests/peers/modelopt_plan_peer.py; fails when the peers venv is missing).
+    const std::string peer_case = dir + "/mo-peer";
+    fs::create_directories(peer_case);
+    fs::copy_file(dir + "/mo.json", peer_case + "/plan.json");
+    std::ofstream(peer_case + "/expected.json") << json({{"model", cli_test_demo_dir()}, {"arch", "llama"}, {"recipe", plan}}).dump();
+    const std::string peer = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/modelopt_plan_peer.py' '" +
+                             peer_case + "' > '" + dir + "/peer.log' 2>&1";
+    const int peer_rc = std::system(peer.c_str());
+    const std::string peer_log = slurp(dir + "/peer.log");
+    EXPECT_EQ(peer_rc, 0) << peer_log;
+    EXPECT_NE(peer_log.find("; 0 mismatch(es)\nPASS"), std::string::npos) << peer_log;
+    // llama.cpp has no NVFP4 / FP8 type: refused, naming a layer.
+    const CliResult llama = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as",
+                                     "llama-tensor-types"});
+    EXPECT_EQ(llama.exit_code, 1);
+    EXPECT_NE(llama.err.find("llama tensor types: layer "), std::string::npos) << llama.err;
     const CliResult other = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as", "gguf"});
     EXPECT_EQ(other.exit_code, 1);
     EXPECT_NE(other.err.find("compressed-tensors"), std::string::npos) << other.err;
