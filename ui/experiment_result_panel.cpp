@@ -119,8 +119,9 @@ ExperimentResultPanel::ExperimentResultPanel(QWidget* parent) : QWidget(parent) 
     selRow->addWidget(m_selection, 1);
     m_exportPlan = new QPushButton(tr("Export plan…"), details);
     m_exportPlan->setObjectName(QStringLiteral("experimentExportPlan"));
-    m_exportPlan->setToolTip(tr("Write the selected run's plan as a QuantLab recipe (JSON, docs/RECIPES.md) or as "
-                                "compressed-tensors config_groups"));
+    m_exportPlan->setToolTip(tr("Write the selected run's plan as a QuantLab recipe (JSON, docs/RECIPES.md), as "
+                                "compressed-tensors config_groups, as a Model Optimizer quant_cfg or as llama-quantize "
+                                "--tensor-type arguments (docs/CLI.md \"recipe\")"));
     m_exportPlan->setEnabled(false);
     selRow->addWidget(m_exportPlan);
     dl->addLayout(selRow);
@@ -388,15 +389,34 @@ QString ExperimentResultPanel::exportPlan(const QString& path, const QString& as
     return {};
 }
 
+QList<QPair<QString, QString>> planExportChoices() {
+    // The QuantLab recipe itself, then every form the engine writes (export_api.h plan_export_kinds).
+    QList<QPair<QString, QString>> choices{{QStringLiteral("quantlab"), QObject::tr("QuantLab recipe (*.json)")}};
+    for (const std::string& kind : plan_export_kinds()) {
+        const QString k = QString::fromStdString(kind);
+        const QString filter = k == QLatin1String("compressed-tensors") ? QObject::tr("compressed-tensors quantization_config (*.json)")
+                               : k == QLatin1String("modelopt")         ? QObject::tr("Model Optimizer quant_cfg (*.json)")
+                               : k == QLatin1String("llama-tensor-types")
+                                   ? QObject::tr("llama-quantize --tensor-type arguments (*.args)")
+                                   : QObject::tr("%1 (*)").arg(k);
+        choices.append({k, filter});
+    }
+    return choices;
+}
+
 void ExperimentResultPanel::exportPlanInteractively() {
-    const QString quantlab = tr("QuantLab recipe (*.json)");
-    const QString ct = tr("compressed-tensors quantization_config (*.json)");
-    QString filter = quantlab;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"),
-                                                      QStringLiteral("%1-plan.json").arg(QString(m_selectedCell).replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"))),
-                                                      quantlab + QStringLiteral(";;") + ct, &filter);
+    const QList<QPair<QString, QString>> choices = planExportChoices();
+    QStringList filters;
+    for (const auto& c : choices) filters << c.second;
+    QString filter = filters.first();
+    const QString stem = QString(m_selectedCell).replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export plan"), QStringLiteral("%1-plan.json").arg(stem),
+                                                      filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
-    const QString error = exportPlan(path, filter == ct ? QStringLiteral("compressed-tensors") : QStringLiteral("quantlab"));
+    QString as = QStringLiteral("quantlab");
+    for (const auto& c : choices)
+        if (c.second == filter) as = c.first;
+    const QString error = exportPlan(path, as);
     if (!error.isEmpty()) QMessageBox::warning(this, tr("Export plan"), error);
 }
 

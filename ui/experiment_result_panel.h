@@ -6,6 +6,8 @@
 // number comes from the engine's analysis (projects/experiment_report.h → engine/experiments).
 #pragma once
 
+#include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -22,6 +24,10 @@ class QToolButton;
 namespace ql {
 
 class IntervalPlot;
+
+// What Export plan… offers: ("quantlab", its file filter), then each of the engine's
+// plan_export_kinds() with its filter.
+QList<QPair<QString, QString>> planExportChoices();
 
 class ExperimentResultPanel : public QWidget {
     Q_OBJECT
@@ -49,10 +55,10 @@ public:
     QString selectedCell() const { return m_selectedCell; }
     qint64 selectedRunId() const { return m_selectedRun; }
     QString selectedRecipeJson() const { return m_selectedRecipe; }
-    // Writes the selected run's plan as a QuantLab recipe (its recipe JSON, unchanged), or with
-    // `as` "compressed-tensors" as the quantization_config (config_groups, ignore) of its model
-    // quantized with it (engine/api/export_api.h export_plan; `quantlab-cli recipe export`); the
-    // error text, "" on success.
+    // Writes the selected run's plan as a QuantLab recipe (its recipe JSON, unchanged), or in one
+    // of the engine's plan forms for its model (`as` one of plan_export_kinds():
+    // "compressed-tensors", "modelopt", "llama-tensor-types"; engine/api/export_api.h export_plan,
+    // as `quantlab-cli recipe export` writes them); the error text, "" on success.
     QString exportPlan(const QString& path, const QString& as = QStringLiteral("quantlab")) const;
     QString manifestText() const;
     bool manifestShown() const;

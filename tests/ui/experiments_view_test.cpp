@@ -6,6 +6,7 @@
 // Start resuming without repeating a finished run.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTableWidget>
 #include <QTimer>
 
@@ -23,6 +24,7 @@
 #include "plots/interval_plot.h"
 #include "projects/experiment_report.h"
 #include "projects/project_file.h"
+#include "engine/api/export_api.h"
 #include "tests/peer_paths.h"
 #include "ui/experiment_result_panel.h"
 #include "ui/experiments_view.h"
@@ -241,6 +243,23 @@ TEST_F(ExperimentsViewTest, ARunShowsTheEnginesStatisticsAndAFrontierPointSelect
     ASSERT_TRUE(exported.open(QIODevice::ReadOnly));
     EXPECT_EQ(exported.readAll().toStdString(), recipe);
     EXPECT_FALSE(panel->exportPlan(QDir(test::scratchDir()).filePath(QStringLiteral("no/such/dir/plan.json"))).isEmpty());
+    // Every plan form the engine writes is offered, and written as `recipe export --as` writes it.
+    const QList<QPair<QString, QString>> choices = planExportChoices();
+    QStringList kinds;
+    for (const auto& c : choices) kinds << c.first;
+    EXPECT_EQ(kinds, (QStringList{"quantlab", "compressed-tensors", "modelopt", "llama-tensor-types"}));
+    const QString modelopt = QDir(test::scratchDir()).filePath(QStringLiteral("mxfp8-modelopt.json"));
+    ASSERT_EQ(panel->exportPlan(modelopt, QStringLiteral("modelopt")), QString());
+    QFile modeloptFile(modelopt);
+    ASSERT_TRUE(modeloptFile.open(QIODevice::ReadOnly));
+    EXPECT_EQ(modeloptFile.readAll().toStdString(), export_plan("demo", recipe, "modelopt").text);
+    // The MXFP8 recipe quantizes inputs, which llama.cpp does not: that form is refused with the
+    // first such layer named, and nothing is written.
+    const QString args = QDir(test::scratchDir()).filePath(QStringLiteral("mxfp8.args"));
+    const QString refused = panel->exportPlan(args, QStringLiteral("llama-tensor-types"));
+    EXPECT_NE(refused.indexOf(QStringLiteral("layer model.layers.0.self_attn.q_proj quantizes its input")), -1)
+        << refused.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(args));
 
     // The manifest names the environment and every run's seed.
     const QString manifest = panel->manifestText();
