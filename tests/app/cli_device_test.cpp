@@ -56,7 +56,8 @@ std::vector<std::vector<std::string>> commands_with_device(const std::string& di
             {"stats", "demo", "--calib", "synthetic:arith", "--device", device},
             {"divergence", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--device", device},
             {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--out", dir + "/t", "--device", device},
-            {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device}};
+            {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device},
+            {"imatrix", "demo", "--calib", "synthetic:arith", "--out", dir + "/i.gguf", "--device", device}};
 }
 
 TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
@@ -67,6 +68,7 @@ TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
         EXPECT_EQ(r.err, "quantlab-cli: error: --device: expected cpu, cuda or cuda:N, got 'gpu'\n") << args[0];
     }
     EXPECT_FALSE(fs::exists(dir + "/t"));
+    EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
 }
 
 TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
@@ -81,6 +83,22 @@ TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
     }
     EXPECT_FALSE(fs::exists(dir + "/t"));
     EXPECT_FALSE(fs::exists(dir + "/x"));
+    EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForImatrix) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> imatrix = {"imatrix", "demo", "--calib", "synthetic:arith", "--samples", "32", "--json"};
+    std::vector<std::string> plain = imatrix, cpu = imatrix;
+    plain.insert(plain.end(), {"--out", dir + "/plain.gguf"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu.gguf", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const json ja = json::parse(a.out);
+    EXPECT_GT(ja["entries"].get<int>(), 0);
+    EXPECT_EQ(without_timings(ja), without_timings(json::parse(b.out)));
+    EXPECT_TRUE(slurp(dir + "/plain.gguf") == slurp(dir + "/cpu.gguf"));
 }
 
 TEST(CliDevice, CpuGivesWhatNoFlagGivesForPtqAndEval) {
@@ -166,6 +184,31 @@ TEST(CliDeviceGpu, WeightOnlyPtqOnTheGpuWritesTheCpusCheckpoint) {
     const CliResult c = run_cli(cpu);
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_files(dir + "/cpu", dir + "/gpu");
+}
+
+// The importance matrix on the GPU: the same entries and token counts as the CPU's; the sums of
+// squared activations differ in the last bits (the matrix products sum in another order).
+TEST(CliDeviceGpu, ImatrixOnTheGpuAgreesWithTheCpu) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> imatrix = {"imatrix", "demo", "--calib", "synthetic:arith", "--samples", "32", "--json"};
+    std::vector<std::string> gpu = imatrix, cpu = imatrix;
+    gpu.insert(gpu.end(), {"--out", dir + "/gpu.gguf", "--device", "cuda"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu.gguf"});
+    const CliResult g = run_cli(gpu);
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const CliResult c = run_cli(cpu);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const json jg = json::parse(g.out), jc = json::parse(c.out);
+    ASSERT_EQ(jg["statistics"].size(), jc["statistics"].size());
+    ASSERT_GT(jc["statistics"].size(), 0u);
+    for (size_t i = 0; i < jc["statistics"].size(); ++i) {
+        const json& a = jg["statistics"][i];
+        const json& b = jc["statistics"][i];
+        EXPECT_EQ(a["name"], b["name"]);
+        EXPECT_EQ(a["tokens"], b["tokens"]) << b["name"];
+        EXPECT_NEAR(a["sum"].get<double>(), b["sum"].get<double>(), 1e-4 * std::abs(b["sum"].get<double>())) << b["name"];
+    }
 }
 
 }  // namespace
