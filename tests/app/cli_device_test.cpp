@@ -57,7 +57,8 @@ std::vector<std::vector<std::string>> commands_with_device(const std::string& di
             {"divergence", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--device", device},
             {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--out", dir + "/t", "--device", device},
             {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device},
-            {"imatrix", "demo", "--calib", "synthetic:arith", "--out", dir + "/i.gguf", "--device", device}};
+            {"imatrix", "demo", "--calib", "synthetic:arith", "--out", dir + "/i.gguf", "--device", device},
+            {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device}};
 }
 
 TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
@@ -84,6 +85,19 @@ TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
     EXPECT_FALSE(fs::exists(dir + "/t"));
     EXPECT_FALSE(fs::exists(dir + "/x"));
     EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForWhatif) {
+    const std::vector<std::string> whatif = {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith",
+                                             "--kv-cache", "fp8", "--samples", "8", "--eval-samples", "8", "--json"};
+    std::vector<std::string> cpu = whatif;
+    cpu.insert(cpu.end(), {"--device", "cpu"});
+    const CliResult a = run_cli(whatif), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const json ja = json::parse(a.out);
+    EXPECT_FALSE(ja["tensors"].empty());
+    EXPECT_EQ(without_timings(ja), without_timings(json::parse(b.out)));
 }
 
 TEST(CliDevice, CpuGivesWhatNoFlagGivesForImatrix) {
