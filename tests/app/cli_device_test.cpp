@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,9 @@ std::vector<std::vector<std::string>> commands_with_device(const std::string& di
             {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--out", dir + "/t", "--device", device},
             {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device},
             {"imatrix", "demo", "--calib", "synthetic:arith", "--out", dir + "/i.gguf", "--device", device},
-            {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device}};
+            {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device},
+            {"demo", "--retrain", "--out", dir + "/d", "--steps", "1", "--device", device},
+            {"experiment", "run", "qad-vs-qat", "--project", dir + "/e.qlab", "--device", device}};
 }
 
 TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
@@ -70,6 +73,8 @@ TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
     }
     EXPECT_FALSE(fs::exists(dir + "/t"));
     EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+    EXPECT_FALSE(fs::exists(dir + "/e.qlab"));
 }
 
 TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
@@ -85,6 +90,54 @@ TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
     EXPECT_FALSE(fs::exists(dir + "/t"));
     EXPECT_FALSE(fs::exists(dir + "/x"));
     EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+    EXPECT_FALSE(fs::exists(dir + "/e.qlab"));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForDemoRetraining) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> demo = {"demo", "--retrain", "--steps", "3", "--seed", "5", "--json"};
+    std::vector<std::string> plain = demo, cpu = demo;
+    plain.insert(plain.end(), {"--out", dir + "/plain"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    // The reports differ in the folder, the command line recorded and the timings only.
+    json ja = without_timings(json::parse(a.out)), jb = without_timings(json::parse(b.out));
+    for (json* j : {&ja, &jb})
+        for (const char* k : {"path", "command", "train_seconds"}) j->erase(k);
+    EXPECT_EQ(ja["steps"], 3);
+    EXPECT_EQ(ja, jb);
+    EXPECT_TRUE(slurp(dir + "/plain/model.safetensors") == slurp(dir + "/cpu/model.safetensors"));
+    EXPECT_TRUE(slurp(dir + "/plain/config.json") == slurp(dir + "/cpu/config.json"));
+}
+
+// --device cpu is the experiment without the flag: the same identity (it resumes, runs nothing
+// more) and the same results; --device cuda:N is recorded as every run's parameter "device".
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForAnExperiment) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "dev", "replicates": 1,
+        "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 16, "eval_samples": 24},
+        "metrics": ["kl", "exact_match", "bits_per_parameter"]})";
+    const std::vector<std::string> run = {"experiment", "run", dir + "/e.json", "--json"};
+    std::vector<std::string> plain = run, cpu = run, again = run;
+    plain.insert(plain.end(), {"--project", dir + "/plain.qlab"});
+    cpu.insert(cpu.end(), {"--project", dir + "/cpu.qlab", "--device", "cpu"});
+    again.insert(again.end(), {"--project", dir + "/plain.qlab", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    json ja = json::parse(a.out), jb = json::parse(b.out);
+    EXPECT_EQ(ja["ran_now"], 1);
+    EXPECT_EQ(ja["identity_sha256"], jb["identity_sha256"]);
+    EXPECT_EQ(ja["cells"], jb["cells"]);
+    const CliResult c = run_cli(again);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(json::parse(c.out)["ran_now"], 0);  // the same experiment: nothing left to run
+    const auto runs = projects::ProjectFile::open(dir + "/cpu.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_FALSE(runs[0].config_json.find("\"device\"") != std::string::npos) << runs[0].config_json;
 }
 
 TEST(CliDevice, CpuGivesWhatNoFlagGivesForWhatif) {
@@ -198,6 +251,38 @@ TEST(CliDeviceGpu, WeightOnlyPtqOnTheGpuWritesTheCpusCheckpoint) {
     const CliResult c = run_cli(cpu);
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_files(dir + "/cpu", dir + "/gpu");
+}
+
+// demo --retrain on the GPU: the model comes back to the CPU for its evaluation and files, and
+// the recorded command trains it there again.
+TEST(CliDeviceGpu, DemoRetrainsOnTheGpu) {
+    const std::string dir = make_temp_dir();
+    const CliResult g = run_cli({"demo", "--retrain", "--steps", "3", "--out", dir + "/d", "--device", "cuda", "--json"});
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const json j = json::parse(g.out);
+    EXPECT_EQ(j["steps"], 3);
+    EXPECT_GT(j["parameter_count"].get<int64_t>(), 0);
+    EXPECT_NE(j["command"].get<std::string>().find("--device cuda"), std::string::npos) << j["command"];
+    EXPECT_TRUE(fs::exists(dir + "/d/model.safetensors"));
+}
+
+// An experiment on the GPU: every run's parameters record the device.
+TEST(CliDeviceGpu, AnExperimentOnTheGpuRecordsItsDevice) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "dev", "replicates": 1,
+        "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 16, "eval_samples": 24},
+        "metrics": ["kl", "exact_match", "bits_per_parameter"]})";
+    const CliResult g =
+        run_cli({"experiment", "run", dir + "/e.json", "--project", dir + "/p.qlab", "--device", "cuda", "--json"});
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const json j = json::parse(g.out);
+    EXPECT_EQ(j["ran_now"], 1);
+    EXPECT_EQ(j["cells"][0]["parameters"]["device"], "cuda:0");
+    const auto runs = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_NE(runs[0].config_json.find("\"device\":\"cuda:0\""), std::string::npos) << runs[0].config_json;
 }
 
 // The importance matrix on the GPU: the same entries and token counts as the CPU's; the sums of
