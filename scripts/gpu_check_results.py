@@ -131,7 +131,9 @@ def markdown(r, gpu_skipped):
         for t in c["failures"]:
             lines.append(f"\nFailed: {name}: {t}")
     if gpu_skipped:
-        lines.append(f"\nSkipped although they need the GPU: {', '.join(gpu_skipped)}")
+        shown = ", ".join(gpu_skipped[:5]) + (f" and {len(gpu_skipped) - 5} more" if len(gpu_skipped) > 5 else "")
+        why = "accepted: dry run without a GPU" if r["dry_run_without_gpu"] else "CUDA saw no usable device"
+        lines.append(f"\n{len(gpu_skipped)} tests that need the GPU were skipped ({why}): {shown}")
     lines.append("")
     b = r["bench"]
     if b:
@@ -146,9 +148,12 @@ def markdown(r, gpu_skipped):
     if r["qad"]:
         lines += ["| QAD of the demo | steps | seconds | steps/s | final loss | KL before | KL after | exact match after |",
                   "|---|---|---|---|---|---|---|---|"]
+        def g(v, fmt):
+            return "–" if v is None else format(v, fmt)
         for precision, q in r["qad"].items():
-            lines.append(f"| {precision} | {q['steps']} | {q['seconds']} | {q['steps_per_s']} | {q['final_loss']} | "
-                         f"{q['kl_before']} | {q['kl_after']} | {q['exact_match_after']} |")
+            lines.append(f"| {precision} | {q['steps']} | {g(q['seconds'], '.1f')} | {g(q['steps_per_s'], '.2f')} | "
+                         f"{g(q['final_loss'], '.4g')} | {g(q['kl_before'], '.4g')} | {g(q['kl_after'], '.4g')} | "
+                         f"{g(q['exact_match_after'], '.4f')} |")
     else:
         lines.append("QAD: not run")
     lines += ["", f"Overall: {'PASSED' if r['passed'] else 'FAILED'}", ""]
