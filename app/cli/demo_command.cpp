@@ -8,6 +8,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/api/demo_api.h"
 #include "engine/core/errors.h"
 
@@ -16,14 +17,15 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli demo [--json]\n"
-    "quantlab-cli demo --retrain [--out DIR] [--json]\n\n"
+    "quantlab-cli demo --retrain [--out DIR] [--json] [--device cpu|cuda|cuda:N]\n\n"
     "Without --retrain: describes the demo model that ships with QuantLab (resources/demo; a 1.2 M-parameter\n"
     "Llama trained on the synthetic arithmetic tasks +, -, *), which 'demo' as a MODEL argument opens, after\n"
     "checking its files against the sizes and SHA-256 hashes its quantlab.json records.\n"
     "--retrain trains a new one (10000 steps: 15 minutes to over an hour on two cores, by load) into DIR, by default\n"
     "$XDG_CACHE_HOME/quantlab/demo (~/.cache/quantlab/demo), replacing a model there; open it by its path.\n"
     "--out DIR without --retrain trains only when DIR holds no complete model. Ctrl-C cancels and keeps any\n"
-    "previous model.";
+    "previous model. --device D: where the training steps run (docs/CLI.md \"Devices\"); the model is evaluated\n"
+    "and saved from the CPU.";
 
 void print_text(const DemoReport& r) {
     const char* note = r.shipped ? " (shipped with QuantLab)" : r.cached ? " (already there; --retrain trains anew)" : "";
@@ -42,12 +44,12 @@ void print_text(const DemoReport& r) {
 int run(const std::vector<std::string>& args) {
     // --steps, --seed and --threads are for tests and measurements (not in the usage text).
     // --force is the older spelling of --retrain.
-    ArgParser p("demo", {"--out", "--steps", "--seed", "--threads"}, {"--retrain", "--force", "--json"});
+    ArgParser p("demo", {"--out", "--steps", "--seed", "--threads", "--device"}, {"--retrain", "--force", "--json"});
     p.parse(args);
     if (!p.positional().empty()) throw UserError("demo: unexpected argument '" + p.positional()[0] + "'");
     const bool retrain = p.has("--retrain") || p.has("--force");
     const bool trains = retrain || p.has("--out");
-    for (const char* option : {"--steps", "--seed", "--threads"})
+    for (const char* option : {"--steps", "--seed", "--threads", "--device"})
         if (p.has(option) && !trains)
             throw UserError(std::string("demo: ") + option + " is for training a new model: add --retrain");
     DemoRequest req;
@@ -55,6 +57,7 @@ int run(const std::vector<std::string>& args) {
     req.force = retrain;
     req.steps = p.positive_integer("--steps");
     req.seed = p.seed();
+    req.device = device_option(p);
     const int64_t threads = p.integer("--threads", 0);
     if (threads < 0 || threads > 1024 || (p.has("--threads") && threads == 0))
         throw UserError("demo: --threads must be a positive integer");

@@ -15,6 +15,7 @@
 #include "app/cli/child_process.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/api/experiment_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/core/errors.h"
@@ -36,7 +37,7 @@ using projects::load_experiment_report;
 
 const char* kUsage =
     "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
-    "    [--eval-samples N] [--data D] [--pairs P] [--workers N] [--dry-run] [--json]\n"
+    "    [--eval-samples N] [--data D] [--pairs P] [--workers N] [--dry-run] [--json] [--device cpu|cuda|cuda:N]\n"
     "quantlab-cli experiment show NAME|FILE|TEMPLATE --project P.qlab [--against OTHER.qlab] [--json]\n"
     "quantlab-cli experiment templates\n"
     "quantlab-cli experiment template NAME\n\n"
@@ -50,6 +51,8 @@ const char* kUsage =
     "(--data: training, calibration and held-out data). With --model a sentence encoder (a BERT folder such as\n"
     "all-MiniLM-L6-v2) a template takes its encoder form: PTQ / QAD cells scored by embedding cosine to the FP\n"
     "model (and spearman with --pairs) on the sentences of --data (docs/EXPERIMENTS.md \"Encoders\").\n"
+    "--device D: where every run computes (docs/CLI.md \"Devices\"); recorded as the runs' parameter \"device\"\n"
+    "(--device cpu is the experiment without the flag).\n"
     "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
     "show: the result of an experiment of the project (by name: its latest), with the reproducibility\n"
     "manifest; --against OTHER.qlab lists the cells whose mean here lies outside OTHER's interval.";
@@ -82,7 +85,7 @@ std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& 
 
 int run_experiment(const std::vector<std::string>& args) {
     ArgParser p("experiment run",
-                {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--pairs", "--workers"},
+                {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--pairs", "--workers", "--device"},
                 {"--json", "--dry-run"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("experiment run: expected one FILE or TEMPLATE (see quantlab-cli experiment templates)");
@@ -94,6 +97,7 @@ int run_experiment(const std::vector<std::string>& args) {
     o.eval_samples = p.positive_integer("--eval-samples");
     o.data = p.value("--data").value_or("");
     o.pairs = p.value("--pairs").value_or("");
+    if (p.has("--device")) o.device = device_option(p);
     o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));
     const experiments::ExperimentSpec spec = experiments::load_experiment(p.positional()[0], o);

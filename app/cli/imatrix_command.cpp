@@ -9,6 +9,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/api/imatrix_api.h"
 #include "engine/core/errors.h"
 
@@ -18,6 +19,7 @@ namespace {
 const char* kUsage =
     "quantlab-cli imatrix MODEL --calib D --out F [--format gguf|dat] [--samples N] [--seq-len T]\n"
     "    [--batch-size B] [--seed S] [--dtype uint16|uint32] [--process-output] [--in-file F0 ...] [--force] [--json]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "quantlab-cli imatrix --in-file F1 --in-file F2 ... --out F     merge importance matrices\n"
     "quantlab-cli imatrix --show F [--top K] [--json]                 statistics of an importance matrix\n\n"
     "MODEL: an HF model folder, a GGUF file, a QuantLab checkpoint or 'demo'. D: calibration data (docs/DATA.md);\n"
@@ -71,7 +73,7 @@ void print_report(const ImatrixReport& r, bool json) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("imatrix", {"--calib", "--out", "--format", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
-                            "--in-file", "--show", "--top"},
+                            "--in-file", "--show", "--top", "--device"},
                 {"--process-output", "--force", "--json"});
     p.parse(args);
     if (p.positional().size() > 1) throw UserError("imatrix: unexpected argument '" + p.positional()[1] + "'");
@@ -97,6 +99,7 @@ int run(const std::vector<std::string>& args) {
     req.in_files = p.values("--in-file");
     req.force = p.has("--force");
     req.top_k = top;
+    req.device = device_option(p);
     if (req.model.empty() && p.has("--calib")) throw UserError("imatrix: --calib needs a MODEL");
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);

@@ -8,6 +8,7 @@
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
+#include "app/cli/device_option.h"
 #include "engine/api/whatif_api.h"
 #include "engine/core/errors.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 const char* kUsage =
     "quantlab-cli whatif MODEL --recipe R --calib D [--kv-cache K] [--rotate hadamard|rht|none] [--eval-data E]\n"
-    "    [--samples N] [--eval-samples N] [--seq-len T] [--seed S] [--json]\n\n"
+    "    [--samples N] [--eval-samples N] [--seq-len T] [--seed S] [--json] [--device cpu|cuda|cuda:N]\n\n"
     "Quantizes MODEL twice with round-to-nearest weights and max calibration on N (default 16) calibration\n"
     "examples of D: R without its KV-cache and rotation sections ('before'), and R with --kv-cache / --rotate\n"
     "('after'; R's own sections where not given). Prints per tensor (every quantized layer's input, every\n"
@@ -57,7 +58,7 @@ void print_text(const WhatIfReport& r) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("whatif", {"--recipe", "--calib", "--kv-cache", "--rotate", "--eval-data", "--samples", "--eval-samples",
-                           "--seq-len", "--seed"},
+                           "--seq-len", "--seed", "--device"},
                 {"--json"});
     p.parse(args);
     if (p.positional().size() != 1) throw UserError("whatif: expected one MODEL (an HF model folder or 'demo')");
@@ -74,6 +75,7 @@ int run(const std::vector<std::string>& args) {
     if (req.eval_samples == 0) req.eval_samples = 32;
     req.sequence_length = p.positive_integer("--seq-len");
     req.seed = p.seed();
+    req.device = device_option(p);
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink sink;

@@ -17,6 +17,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/sha256.h"
+#include "engine/models/model_device.h"
 #include "engine/io/safetensors_file.h"
 #include "engine/train/demo_trainer.h"
 
@@ -97,6 +98,7 @@ std::string demo_command(const DemoRequest& request, const std::string& out, int
     if (request.steps > 0) c += " --steps " + std::to_string(steps);
     if (seed != 0) c += " --seed " + std::to_string(seed);
     if (request.threads > 0) c += " --threads " + std::to_string(request.threads);
+    if (request.device != "cpu") c += " --device " + request.device;
     return c;
 }
 
@@ -212,6 +214,7 @@ DemoReport shipped_demo_report() {
 DemoReport build_demo(const DemoRequest& request, JobSink& sink, const CancellationToken& cancel) {
     const auto start = std::chrono::steady_clock::now();
     const std::string out = request.out_dir.empty() ? retrained_demo_dir() : request.out_dir;
+    torch_device(request.device);  // a device this build or machine lacks is refused before anything is read
     if (!request.force && demo_model_complete(out)) {
         DemoReport r = read_demo_record(out);
         r.cached = true;
@@ -225,6 +228,7 @@ DemoReport build_demo(const DemoRequest& request, JobSink& sink, const Cancellat
     DemoTrainingConfig config = demo_training_config();
     if (request.steps > 0) config.steps = request.steps;
     config.seed = request.seed;
+    config.device = request.device;
     if (config.eval_every >= config.steps) config.eval_every = 0;
     // One intra-op thread by default: on two cores shared with other work, two OpenMP threads
     // spin-wait for each other on every small op and train ~3x slower (docs/BENCHMARKS.md).

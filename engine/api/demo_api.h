@@ -22,6 +22,7 @@ struct DemoRequest {
     int64_t steps = 0;       // 0 = the full schedule (docs/DATA.md); tests train a few steps
     uint64_t seed = 0;       // model initialisation and training problems
     int threads = 0;         // intra-op threads while training; 0 = the default (docs/BENCHMARKS.md)
+    std::string device = "cpu";  // where the training steps run: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 struct DemoReport {

@@ -27,6 +27,7 @@
 #include "engine/io/gguf_file.h"
 #include "engine/loading/gguf_model.h"
 #include "engine/loading/gguf_model_config.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 namespace {
@@ -92,6 +93,7 @@ std::pair<std::string, std::string> mixed_plan(const experiments::PlannedRun& ru
     s.samples = p.calib_samples;
     s.seed = run.seed;
     s.bits_per_parameter_budget = p.bits;
+    s.device = p.device;
     s.measure_on_training_split = true;  // the run is scored on the validation split
     const SensitivityReport r = run_sensitivity(s, sink, cancel);
     json plan = json::parse(r.mixed_recipe_json);
@@ -127,6 +129,8 @@ bool model_is_sentence_encoder(const std::string& model) {
 
 void check_experiment_models(const experiments::ExperimentSpec& spec) {
     std::map<std::string, bool> encoder;  // model -> is a sentence encoder (read once)
+    // A device this build or machine lacks (base.device, --device) is refused before any run.
+    for (const experiments::Cell& cell : spec.cells) torch_device(cell.parameters.device);
     for (const experiments::Cell& cell : spec.cells) {
         const experiments::RunParameters& p = cell.parameters;
         if (!encoder.count(p.model)) encoder[p.model] = model_is_sentence_encoder(p.model);
@@ -233,6 +237,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         q.samples = p.calib_samples;
         q.batch_size = p.batch_size > 0 ? p.batch_size : 0;
         q.seed = run.seed;
+        q.device = p.device;
         const PtqSummary s = run_ptq(q, sink, cancel);
         EvalRequest e;
         e.model = q.out_dir;
@@ -242,6 +247,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         e.samples = p.eval_samples;
         e.seed = run.seed;
         e.pairs = p.pairs;
+        e.device = p.device;
         const EvalReport r = run_eval(e, sink, cancel);
         report_eval_metrics(sink, 0, r);
         out.result.metrics = metrics_of(r);
@@ -269,6 +275,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         d.force = true;
         d.steps = fp_steps;
         d.seed = run.seed;
+        d.device = p.device;
         from_scratch = build_demo(d, sink, cancel);
         t.model = d.out_dir;
         t.steps = qat_steps;
@@ -291,6 +298,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.ce_weight = p.ce_weight;
     t.schedule = p.schedule;
     t.seed = run.seed;
+    t.device = p.device;
     const TrainReport r = run_training(t, sink, cancel);
     out.result.metrics = metrics_of(r.after);
     out.result.examples = r.after.overall.examples;

@@ -8,6 +8,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 namespace {
@@ -33,6 +34,8 @@ ImatrixReport run_imatrix(const ImatrixRequest& req, JobSink& sink, const Cancel
     if (!req.out.empty() && !req.force)
         if (std::error_code ec; std::filesystem::exists(req.out, ec))
             throw UserError(req.out + ": already exists (use --force to overwrite it)");
+    // A device this build or machine lacks is refused before anything is read.
+    const at::Device device = torch_device(req.device);
     sink.progress(0, 0, "load");
     // Files first: a broken one is reported before the (slow) collection.
     std::vector<ImportanceMatrix> inputs;
@@ -42,6 +45,7 @@ ImatrixReport run_imatrix(const ImatrixRequest& req, JobSink& sink, const Cancel
     bool have = false;
     if (!req.model.empty()) {
         OpenedModel opened = open_model(req.model);
+        move_model(*opened.model, device);  // the calibration forward moves each batch to the model
         DataOptions o;
         o.split = DataSplit::Train;
         o.samples = req.samples > 0 ? req.samples : 128;

@@ -29,6 +29,7 @@ struct ImatrixRequest {
     std::string format = "gguf";  // gguf | dat
     bool force = false;
     int top_k = 8;                // statistics: top columns per tensor
+    std::string device = "cpu";   // where the model and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
 };
 
 struct ImatrixReport {

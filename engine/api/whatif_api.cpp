@@ -25,6 +25,7 @@
 #include "engine/formats/tensor_quantize.h"
 #include "engine/loading/model_source.h"
 #include "engine/models/model.h"
+#include "engine/models/model_device.h"
 #include "engine/models/sentence_pooling.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/recipe.h"
@@ -93,12 +94,13 @@ struct Variant {
 
 constexpr int64_t kSampleRows = 512;
 
-void run_variant(Variant& v, const std::string& model, const Recipe& recipe, const Dataset& calibration,
+void run_variant(Variant& v, const std::string& model, at::Device device, const Recipe& recipe, const Dataset& calibration,
                  const std::string& phase, JobSink& sink, const CancellationToken& cancel) {
     sink.progress(0, 2, phase);
     v.opened = open_model(model);
     if (v.opened.quantization)
         throw UserError("what-if: " + v.opened.path + " is already quantized; open its full-precision source model");
+    move_model(*v.opened.model, device);  // before the quantizers, which work where their weights are
     v.q = std::make_unique<QuantizedModel>(*v.opened.model, recipe);
     PtqOptions po;
     po.batch_size = recipe.calibration.batch_size;
@@ -190,9 +192,15 @@ std::vector<double> grid_of(const at::Tensor& rows, const QuantSpec& spec) {
 }
 
 // One tensor's before / after record; quantize_* give its fake quantization (or undefined).
-WhatIfTensor compare(const std::string& name, const std::string& kind, const at::Tensor& before, const at::Tensor& after,
-                     const at::Tensor& q_before, const at::Tensor& q_after, const QuantSpec* spec_before,
-                     const QuantSpec* spec_after, const std::string& d_before, const std::string& d_after, int bins) {
+// The tensors may be on a GPU (--device): the statistics below read them on the host, so they are
+// compared as CPU copies (no copy for CPU tensors).
+WhatIfTensor compare(const std::string& name, const std::string& kind, const at::Tensor& before_on_device,
+                     const at::Tensor& after_on_device, const at::Tensor& q_before_on_device,
+                     const at::Tensor& q_after_on_device, const QuantSpec* spec_before, const QuantSpec* spec_after,
+                     const std::string& d_before, const std::string& d_after, int bins) {
+    const at::Tensor before = before_on_device.cpu(), after = after_on_device.cpu();
+    const at::Tensor q_before = q_before_on_device.defined() ? q_before_on_device.cpu() : at::Tensor();
+    const at::Tensor q_after = q_after_on_device.defined() ? q_after_on_device.cpu() : at::Tensor();
     WhatIfTensor t;
     t.name = name;
     t.kind = kind;
@@ -274,7 +282,7 @@ double embedding_distance(Model& fp, Model& quantized, const Dataset& data, cons
     const int64_t batch = 16;
     for (int64_t i = 0; i < data.size(); i += batch) {
         cancel.throw_if_cancelled();
-        const at::Tensor ids = data.inputs.slice(0, i, std::min(data.size(), i + batch));
+        const at::Tensor ids = on_model_device(fp, data.inputs.slice(0, i, std::min(data.size(), i + batch)));
         const at::Tensor mask = at::ones_like(ids);
         const at::Tensor e0 = sentence_embeddings(fp, ids, mask), e1 = sentence_embeddings(quantized, ids, mask);
         sum += at::cosine_similarity(e0.to(at::kDouble), e1.to(at::kDouble), 1).sum().item<double>();
@@ -311,6 +319,8 @@ WhatIfReport run_what_if(const WhatIfRequest& req, JobSink& sink, const Cancella
     if (req.recipe.empty()) throw UserError("what-if: a recipe is required");
     if (req.calibration.empty()) throw UserError("what-if: calibration data is required");
     if (req.samples <= 0 || req.eval_samples <= 0) throw UserError("what-if: the sample counts must be positive");
+    // A device this build or machine lacks is refused before anything is read.
+    const at::Device device = torch_device(req.device);
     sink.progress(0, 1, "load");
     const Recipe base = load_recipe(req.recipe);
     Recipe before = base, after = base;
@@ -322,6 +332,7 @@ WhatIfReport run_what_if(const WhatIfRequest& req, JobSink& sink, const Cancella
 
     OpenedModel fp = open_model(req.model);
     if (fp.quantization) throw UserError("what-if: " + fp.path + " is already quantized; open its full-precision source model");
+    move_model(*fp.model, device);
     DataOptions co;
     co.split = DataSplit::Train;
     co.samples = req.samples;
@@ -338,9 +349,9 @@ WhatIfReport run_what_if(const WhatIfRequest& req, JobSink& sink, const Cancella
     cancel.throw_if_cancelled();
 
     Variant b, a;
-    run_variant(b, req.model, quick_before, calibration, "before", sink, cancel);
+    run_variant(b, req.model, device, quick_before, calibration, "before", sink, cancel);
     cancel.throw_if_cancelled();
-    run_variant(a, req.model, quick_after, calibration, "after", sink, cancel);
+    run_variant(a, req.model, device, quick_after, calibration, "after", sink, cancel);
 
     WhatIfReport report;
     report.model_path = fp.path;

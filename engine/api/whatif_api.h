@@ -23,6 +23,7 @@ struct WhatIfRequest {
     std::string eval_data;     // "" = the calibration spec's validation split
     std::string kv_cache;      // the choice: a KV-cache preset (fp8, nvfp4 ...), "none" or "" (the recipe's)
     std::string rotate;        // the choice: hadamard, rht, none or "" (the recipe's)
+    std::string device = "cpu";  // where the models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
     int64_t samples = 16;      // calibration examples
     int64_t eval_samples = 32; // examples of the small evaluation batch
     int64_t sequence_length = 0;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/compute_device.h"
 #include "engine/core/errors.h"
 #include "engine/io/strict_json.h"
 
@@ -21,7 +22,7 @@ using nlohmann::json;
 
 const std::set<std::string> kTopKeys = {"quantlab_experiment", "name", "title", "claim", "source", "analysis",
                                         "replicates", "seed", "base", "grid", "metrics", "comparisons"};
-const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule", "pairs"};
+const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule", "pairs", "device"};
 const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_samples", "calib_samples", "fp_steps",
                                                   "warmup_steps", "total_steps", "qat_bits"};
 const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction", "bits"};
@@ -65,6 +66,13 @@ void check_parameter(const std::string& file, const std::string& field, const st
     if (key == "qat_bits" && (v.get<int64_t>() < 1 || v.get<int64_t>() > 16)) bad(file, field, "must be from 1 to 16");
     if (key == "steps" && v.get<int64_t>() == 0) bad(file, field, "must be at least 1");
     if (key == "lr" && !(v.get<double>() > 0)) bad(file, field, "must be > 0");
+    if (key == "device") {
+        try {
+            parse_compute_device(v.get<std::string>());
+        } catch (const UserError& e) {
+            bad(file, field, "must be cpu, cuda or cuda:N (" + std::string(e.what()) + ")");
+        }
+    }
 }
 
 // How a grid value appears in a cell key: strings as they are, recipes by name, numbers as JSON.
@@ -91,6 +99,7 @@ RunParameters to_parameters(const json& p) {
     }
     s("method", r.method), s("model", r.model), s("data", r.data), s("eval_data", r.eval_data);
     s("calib", r.calib), s("schedule", r.schedule), s("pairs", r.pairs);
+    if (p.contains("device")) r.device = parse_compute_device(p["device"].get<std::string>()).text();
     i("steps", r.steps), i("batch_size", r.batch_size), i("eval_samples", r.eval_samples);
     i("calib_samples", r.calib_samples), i("fp_steps", r.fp_steps), i("warmup_steps", r.warmup_steps);
     i("total_steps", r.total_steps), i("qat_bits", r.qat_bits);
@@ -252,6 +261,8 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
         base.erase("calib"), base.erase("eval_data");
     }
     if (!o.pairs.empty()) base["pairs"] = o.pairs;
+    if (o.device == "cpu") base.erase("device");
+    else if (!o.device.empty()) base["device"] = o.device;
     j["base"] = base;
     if (is_template && o.encoder) {
         if (!j.contains("grid")) j["grid"] = json::object();

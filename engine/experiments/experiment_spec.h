@@ -23,6 +23,7 @@ struct RunParameters {
     std::string eval_data;               // "" = data's validation split
     std::string calib;                   // PTQ calibration data ("" = data)
     std::string pairs;                   // sentence encoders: a pairs file scored for spearman ("" = none)
+    std::string device = "cpu";          // where every job of the run computes: cpu | cuda | cuda:N (--device)
     int64_t steps = 100;                 // training steps (qat/qad)
     int64_t batch_size = 32;
     int64_t eval_samples = 500;          // 0 = the data's default (1500 synthetic problems)
@@ -100,6 +101,9 @@ struct ExperimentOverrides {
     std::string data;   // every run's data: training, calibration and held-out (base.data; base.calib
                         // and base.eval_data are dropped so that they follow it)
     std::string pairs;  // base.pairs (sentence encoders)
+    // base.device for every run (canonical: cpu, cuda:N). "cpu" removes base.device, so that
+    // --device cpu is the experiment without the flag (same identity); "" = keep the file's.
+    std::string device;
     // The model is a sentence encoder (the caller knows: engine/api/experiment_api.h
     // model_is_sentence_encoder). A template then takes its encoder form (docs/EXPERIMENTS.md
     // "Encoders"): QAT cells dropped (the trainer refuses QAT of an encoder), the metrics the

@@ -11,6 +11,7 @@
 #include "engine/data/dataset.h"
 #include "engine/eval/evaluator.h"
 #include "engine/models/builtin_models.h"
+#include "engine/models/model_device.h"
 
 namespace ql {
 namespace {
@@ -74,6 +75,7 @@ DemoTrainingResult train_demo_model(const DemoTrainingConfig& config, JobSink& s
         for (auto& [name, p] : model.named_parameters())
             if (is_query_or_key_projection(name)) p.mul_(config.query_key_init_gain);
     }
+    move_model(model, torch_device(config.device));  // before the optimizer builds its state
     model.set_requires_grad(true);
     std::vector<at::Tensor> params;
     std::vector<bool> decay;
@@ -93,9 +95,9 @@ DemoTrainingResult train_demo_model(const DemoTrainingConfig& config, JobSink& s
         cancel.throw_if_cancelled();
         const Dataset batch = make_synthetic_dataset(config.domains, DataSplit::Train, config.seed, config.batch_size,
                                                      step * config.batch_size);
-        const at::Tensor logits = model.forward(batch.inputs);
-        const at::Tensor loss =
-            at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), batch.targets.reshape({-1}));
+        const at::Tensor logits = model.forward(on_model_device(model, batch.inputs));
+        const at::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}),
+                                                       on_model_device(model, batch.targets).reshape({-1}));
         optimizer.zero_grad();
         loss.backward();
         const double loss_value = loss.item<double>();
@@ -118,6 +120,7 @@ DemoTrainingResult train_demo_model(const DemoTrainingConfig& config, JobSink& s
         sink.progress(step + 1, config.steps, "train");
     }
     model.set_requires_grad(false);
+    move_model(model, at::kCPU);  // the final evaluation and the saved files are the CPU's
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
 }

@@ -28,6 +28,8 @@ struct DemoTrainingConfig {
     double clip_norm = 1.0;
     double query_key_init_gain = 1.0;    // q_proj/k_proj weights scaled after the HF-style init
     uint64_t seed = 0;
+    // Where the steps run (demo --retrain --device); the trained model comes back on the CPU.
+    std::string device = "cpu";
     int64_t eval_every = 0;              // steps between validation checks (0 = none)
     int64_t eval_samples = 0;            // problems per validation check
 };

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,11 @@ std::vector<std::vector<std::string>> commands_with_device(const std::string& di
             {"stats", "demo", "--calib", "synthetic:arith", "--device", device},
             {"divergence", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--device", device},
             {"train", "qad", "demo", "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:arith", "--out", dir + "/t", "--device", device},
-            {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device}};
+            {"export", "demo", "--as", "fakequant", "--out", dir + "/x", "--device", device},
+            {"imatrix", "demo", "--calib", "synthetic:arith", "--out", dir + "/i.gguf", "--device", device},
+            {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith", "--device", device},
+            {"demo", "--retrain", "--out", dir + "/d", "--steps", "1", "--device", device},
+            {"experiment", "run", "qad-vs-qat", "--project", dir + "/e.qlab", "--device", device}};
 }
 
 TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
@@ -67,6 +72,9 @@ TEST(CliDevice, RefusesAnUnknownDeviceOnEveryCommand) {
         EXPECT_EQ(r.err, "quantlab-cli: error: --device: expected cpu, cuda or cuda:N, got 'gpu'\n") << args[0];
     }
     EXPECT_FALSE(fs::exists(dir + "/t"));
+    EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+    EXPECT_FALSE(fs::exists(dir + "/e.qlab"));
 }
 
 TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
@@ -81,6 +89,83 @@ TEST(CliDevice, SaysWhyCudaIsUnavailableOnEveryCommand) {
     }
     EXPECT_FALSE(fs::exists(dir + "/t"));
     EXPECT_FALSE(fs::exists(dir + "/x"));
+    EXPECT_FALSE(fs::exists(dir + "/i.gguf"));
+    EXPECT_FALSE(fs::exists(dir + "/d"));
+    EXPECT_FALSE(fs::exists(dir + "/e.qlab"));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForDemoRetraining) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> demo = {"demo", "--retrain", "--steps", "3", "--seed", "5", "--json"};
+    std::vector<std::string> plain = demo, cpu = demo;
+    plain.insert(plain.end(), {"--out", dir + "/plain"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    // The reports differ in the folder, the command line recorded and the timings only.
+    json ja = without_timings(json::parse(a.out)), jb = without_timings(json::parse(b.out));
+    for (json* j : {&ja, &jb})
+        for (const char* k : {"path", "command", "train_seconds"}) j->erase(k);
+    EXPECT_EQ(ja["steps"], 3);
+    EXPECT_EQ(ja, jb);
+    EXPECT_TRUE(slurp(dir + "/plain/model.safetensors") == slurp(dir + "/cpu/model.safetensors"));
+    EXPECT_TRUE(slurp(dir + "/plain/config.json") == slurp(dir + "/cpu/config.json"));
+}
+
+// --device cpu is the experiment without the flag: the same identity (it resumes, runs nothing
+// more) and the same results; --device cuda:N is recorded as every run's parameter "device".
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForAnExperiment) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "dev", "replicates": 1,
+        "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 16, "eval_samples": 24},
+        "metrics": ["kl", "exact_match", "bits_per_parameter"]})";
+    const std::vector<std::string> run = {"experiment", "run", dir + "/e.json", "--json"};
+    std::vector<std::string> plain = run, cpu = run, again = run;
+    plain.insert(plain.end(), {"--project", dir + "/plain.qlab"});
+    cpu.insert(cpu.end(), {"--project", dir + "/cpu.qlab", "--device", "cpu"});
+    again.insert(again.end(), {"--project", dir + "/plain.qlab", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    json ja = json::parse(a.out), jb = json::parse(b.out);
+    EXPECT_EQ(ja["ran_now"], 1);
+    EXPECT_EQ(ja["identity_sha256"], jb["identity_sha256"]);
+    EXPECT_EQ(ja["cells"], jb["cells"]);
+    const CliResult c = run_cli(again);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(json::parse(c.out)["ran_now"], 0);  // the same experiment: nothing left to run
+    const auto runs = projects::ProjectFile::open(dir + "/cpu.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_FALSE(json::parse(runs[0].config_json)["parameters"].contains("device")) << runs[0].config_json;
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForWhatif) {
+    const std::vector<std::string> whatif = {"whatif", "demo", "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:arith",
+                                             "--kv-cache", "fp8", "--samples", "8", "--eval-samples", "8", "--json"};
+    std::vector<std::string> cpu = whatif;
+    cpu.insert(cpu.end(), {"--device", "cpu"});
+    const CliResult a = run_cli(whatif), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const json ja = json::parse(a.out);
+    EXPECT_FALSE(ja["tensors"].empty());
+    EXPECT_EQ(without_timings(ja), without_timings(json::parse(b.out)));
+}
+
+TEST(CliDevice, CpuGivesWhatNoFlagGivesForImatrix) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> imatrix = {"imatrix", "demo", "--calib", "synthetic:arith", "--samples", "32", "--json"};
+    std::vector<std::string> plain = imatrix, cpu = imatrix;
+    plain.insert(plain.end(), {"--out", dir + "/plain.gguf"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu.gguf", "--device", "cpu"});
+    const CliResult a = run_cli(plain), b = run_cli(cpu);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const json ja = json::parse(a.out);
+    EXPECT_GT(ja["entries"].get<int>(), 0);
+    EXPECT_EQ(without_timings(ja), without_timings(json::parse(b.out)));
+    EXPECT_TRUE(slurp(dir + "/plain.gguf") == slurp(dir + "/cpu.gguf"));
 }
 
 TEST(CliDevice, CpuGivesWhatNoFlagGivesForPtqAndEval) {
@@ -166,6 +251,63 @@ TEST(CliDeviceGpu, WeightOnlyPtqOnTheGpuWritesTheCpusCheckpoint) {
     const CliResult c = run_cli(cpu);
     ASSERT_EQ(c.exit_code, 0) << c.err;
     expect_same_files(dir + "/cpu", dir + "/gpu");
+}
+
+// demo --retrain on the GPU: the model comes back to the CPU for its evaluation and files, and
+// the recorded command trains it there again.
+TEST(CliDeviceGpu, DemoRetrainsOnTheGpu) {
+    const std::string dir = make_temp_dir();
+    const CliResult g = run_cli({"demo", "--retrain", "--steps", "3", "--out", dir + "/d", "--device", "cuda", "--json"});
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const json j = json::parse(g.out);
+    EXPECT_EQ(j["steps"], 3);
+    EXPECT_GT(j["parameter_count"].get<int64_t>(), 0);
+    EXPECT_NE(j["command"].get<std::string>().find("--device cuda"), std::string::npos) << j["command"];
+    EXPECT_TRUE(fs::exists(dir + "/d/model.safetensors"));
+}
+
+// An experiment on the GPU: every run's parameters record the device.
+TEST(CliDeviceGpu, AnExperimentOnTheGpuRecordsItsDevice) {
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "dev", "replicates": 1,
+        "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 16, "eval_samples": 24},
+        "metrics": ["kl", "exact_match", "bits_per_parameter"]})";
+    const CliResult g =
+        run_cli({"experiment", "run", dir + "/e.json", "--project", dir + "/p.qlab", "--device", "cuda", "--json"});
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const json j = json::parse(g.out);
+    EXPECT_EQ(j["ran_now"], 1);
+    EXPECT_EQ(j["cells"][0]["parameters"]["device"], "cuda:0");
+    const auto runs = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(json::parse(runs[0].config_json)["parameters"]["device"], "cuda:0") << runs[0].config_json;
+}
+
+// The importance matrix on the GPU: the same entries and token counts as the CPU's; the sums of
+// squared activations differ in the last bits (the matrix products sum in another order).
+TEST(CliDeviceGpu, ImatrixOnTheGpuAgreesWithTheCpu) {
+    const std::string dir = make_temp_dir();
+    const std::vector<std::string> imatrix = {"imatrix", "demo", "--calib", "synthetic:arith", "--samples", "32", "--json"};
+    std::vector<std::string> gpu = imatrix, cpu = imatrix;
+    gpu.insert(gpu.end(), {"--out", dir + "/gpu.gguf", "--device", "cuda"});
+    cpu.insert(cpu.end(), {"--out", dir + "/cpu.gguf"});
+    const CliResult g = run_cli(gpu);
+    if (g.exit_code == 1 && g.err.find("needs CUDA") != std::string::npos) GTEST_SKIP() << g.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    const CliResult c = run_cli(cpu);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const json jg = json::parse(g.out), jc = json::parse(c.out);
+    ASSERT_EQ(jg["statistics"].size(), jc["statistics"].size());
+    ASSERT_GT(jc["statistics"].size(), 0u);
+    for (size_t i = 0; i < jc["statistics"].size(); ++i) {
+        const json& a = jg["statistics"][i];
+        const json& b = jc["statistics"][i];
+        EXPECT_EQ(a["name"], b["name"]);
+        EXPECT_EQ(a["tokens"], b["tokens"]) << b["name"];
+        EXPECT_NEAR(a["sum"].get<double>(), b["sum"].get<double>(), 1e-4 * std::abs(b["sum"].get<double>())) << b["name"];
+    }
 }
 
 }  // namespace
