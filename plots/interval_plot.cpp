@@ -186,6 +186,8 @@ void IntervalPlot::rebuild() {
     m_plot->xAxis->setTickLabelRotation(0);
     m_plot->axisRect()->setMinimumMargins(QMargins());  // bars with slanted labels widen it
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    m_plot->yAxis->setScaleType(QCPAxis::stLinear);
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
     double xlo = ylo, xhi = -ylo;
     auto extendItem = [&](const Item& it) {
@@ -321,6 +323,24 @@ void IntervalPlot::rebuild() {
         if (!grouped) g->addToLegend();
         else g->removeFromLegend();
         addWhiskers(m_plot, g, m_points, grouped ? m_style.muted : m_style.primary);
+        // Horizontal whiskers where x has an interval (mixed plans' bits across replicates).
+        if (std::any_of(m_points.begin(), m_points.end(), [](const Item& p) { return finite(p.xLow) && finite(p.xHigh); })) {
+            auto* spread = new QCPErrorBars(m_plot->xAxis, m_plot->yAxis);
+            spread->setDataPlottable(g);
+            spread->setErrorType(QCPErrorBars::etKeyError);
+            QVector<double> minus, plus;
+            for (const Item& p : m_points) {
+                const bool has = finite(p.xLow) && finite(p.xHigh);
+                minus.push_back(has ? std::max(0.0, p.x - p.xLow) : 0.0);
+                plus.push_back(has ? std::max(0.0, p.xHigh - p.x) : 0.0);
+                if (has) extend(xlo, xhi, p.xLow), extend(xlo, xhi, p.xHigh);
+            }
+            spread->setData(minus, plus);
+            spread->setWhiskerWidth(8);
+            spread->setPen(QPen(grouped ? m_style.muted : m_style.primary, 1.4));
+            spread->setName(tr("bits per parameter, 95 % CI"));
+            spread->removeFromLegend();
+        }
         for (int k = 0; grouped && k < m_groups.size(); ++k) {
             // Shapes as well as colours, so the kinds stay apart in greyscale prints.
             static const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle,
@@ -359,7 +379,13 @@ void IntervalPlot::rebuild() {
         // Room on the right for the last point's label.
         if (xlo <= xhi) xhi += (xhi - xlo) * 0.12 + 0.1;
         padRange(m_plot->xAxis, xlo, xhi, false);
-        padRange(m_plot->yAxis, ylo, yhi, false);
+        if (logScaleDrawn()) {
+            m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+            m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+            m_plot->yAxis->setRange(ylo / 1.5, yhi * 1.5);
+        } else {
+            padRange(m_plot->yAxis, ylo, yhi, false);
+        }
     }
     // A legend of long entries (the frontier's kinds of point) goes under the title, not over it.
     arrangePlotHeader(m_plot, m_header, m_title, m_plot->legend, kLegendColumns);
@@ -398,11 +424,41 @@ void IntervalPlot::stackPointLabels() {
     }
 }
 
+void IntervalPlot::setLogScale(bool on) {
+    if (m_logScale == on) return;
+    m_logScale = on;
+    if (m_mode == Mode::Points) rebuild();
+}
+
+bool IntervalPlot::logScaleDrawn() const {
+    if (!m_logScale || m_mode != Mode::Points || m_points.isEmpty()) return false;
+    for (const Item& p : m_points)
+        for (double v : {p.value, p.low, p.high})
+            if (finite(v) && v <= 0) return false;
+    return std::any_of(m_points.begin(), m_points.end(), [](const Item& p) { return finite(p.value); });
+}
+
+QVector<IntervalPlot::DrawnInterval> IntervalPlot::drawnXIntervals() const {
+    QVector<DrawnInterval> out;
+    for (int p = 0; p < m_plot->plottableCount(); ++p) {
+        auto* bars = qobject_cast<QCPErrorBars*>(m_plot->plottable(p));
+        if (!bars || !bars->dataPlottable() || bars->errorType() != QCPErrorBars::etKeyError) continue;
+        auto* on = bars->dataPlottable()->interface1D();
+        for (int i = 0; i < bars->dataCount(); ++i) {
+            const QCPErrorBarsData e = bars->data()->at(i);
+            if (e.errorMinus == 0 && e.errorPlus == 0) continue;
+            const double x = on->dataMainKey(i);
+            out.push_back(DrawnInterval{x, on->dataMainValue(i), x - e.errorMinus, x + e.errorPlus});
+        }
+    }
+    return out;
+}
+
 QVector<IntervalPlot::DrawnInterval> IntervalPlot::drawnIntervals() const {
     QVector<DrawnInterval> out;
     for (int p = 0; p < m_plot->plottableCount(); ++p) {
         auto* bars = qobject_cast<QCPErrorBars*>(m_plot->plottable(p));
-        if (!bars || !bars->dataPlottable()) continue;
+        if (!bars || !bars->dataPlottable() || bars->errorType() == QCPErrorBars::etKeyError) continue;
         auto* on = bars->dataPlottable()->interface1D();
         for (int i = 0; i < bars->dataCount(); ++i) {
             const QCPErrorBarsData e = bars->data()->at(i);

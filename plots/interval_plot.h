@@ -9,8 +9,10 @@
 //   QAT-fraction sweep) and vertical marker lines (the planner's predicted fraction per budget)
 //   in the colour of their curve.
 // - setPoints(): a scatter with vertical whiskers (the accuracy-vs-bits frontier: x = effective
-//   bits per parameter, y = the metric) and the Pareto front through the points no other point
-//   beats at fewer bits. Points are clickable: pointClicked(index); setSelectedPoint rings one.
+//   bits per parameter, y = the metric), horizontal whiskers where a point's x has an interval
+//   (the bits a mixed plan came to across replicates), and the Pareto front through the points
+//   no other point beats at fewer bits. setLogScale draws its y axis logarithmic (KL spans
+//   decades) when every value and bound is positive. Points are clickable: pointClicked(index); setSelectedPoint rings one.
 //   Groups of points (uniform recipes, mixed plans per menu) get their own marks and legend entries.
 // Wheel/drag zoom and pan, double-click resets; right click: Save as PNG/SVG/PDF, Copy data as CSV.
 #pragma once
@@ -21,6 +23,8 @@
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
+
+#include <limits>
 
 #include "plots/plot_style.h"
 
@@ -41,6 +45,9 @@ public:
         double x = 0;     // setCurves / setPoints: the position; setBars: ignored (categories)
         double value = 0;
         double low = 0, high = 0;  // the interval; NaN = none
+        // setPoints: an interval of x (NaN = none): the bits per parameter of a mixed plan differ
+        // from replicate to replicate, since each replicate's search makes its own plan.
+        double xLow = std::numeric_limits<double>::quiet_NaN(), xHigh = std::numeric_limits<double>::quiet_NaN();
         QString tooltip;
         int group = 0;  // setPoints: which of its groups (mark and legend entry) the point belongs to
     };
@@ -75,8 +82,13 @@ public:
     void setTitle(const QString& title);
     void setAxisLabels(const QString& x, const QString& y);
     void setExportName(const QString& name) { m_exportName = name; }
+    // Points mode: a logarithmic value axis (when every value and bound drawn is > 0; else linear).
+    void setLogScale(bool on);
+    bool logScaleDrawn() const;
 
     QVector<DrawnInterval> drawnIntervals() const;
+    // Points mode: the horizontal whiskers, as x (the point's x), value, low and high of x.
+    QVector<DrawnInterval> drawnXIntervals() const;
     int pointCount() const { return static_cast<int>(m_points.size()); }
     // Points mode: the pixel position (customPlot() coordinates) of point `index`, the point
     // within a few pixels of `pos` (-1 if none), the points on the Pareto front (indices).
@@ -120,6 +132,7 @@ private:
     QVector<int> m_front;
     QVector<QCPItemText*> m_pointLabels;  // per point, owned by the plot
     bool m_higherIsBetter = true;
+    bool m_logScale = false;
     int m_selected = -1;
     QPoint m_pressPos;
 };

@@ -316,6 +316,14 @@ void ExperimentResultPanel::updatePlots() {
             point.tooltip = tr("%1, plan for at most %2 bits per parameter; %3")
                                 .arg(group, QString::number(c.cell->parameters.bits, 'g', 4), point.tooltip);
             point.label = tr("≤ %1 bits").arg(c.cell->parameters.bits, 0, 'g', 4);
+            // Each replicate's search makes its own plan: the bits it came to have an interval.
+            if (bits->value.n > 1 && bits->value.ci.high > bits->value.ci.low) {
+                point.xLow = bits->value.ci.low;
+                point.xHigh = bits->value.ci.high;
+                point.tooltip += tr("; %1 to %2 bits per parameter across replicates (95 %)")
+                                     .arg(bits->value.ci.low, 0, 'f', 2)
+                                     .arg(bits->value.ci.high, 0, 'f', 2);
+            }
         }
         frontier.emplace_back(point, QString::fromStdString(c.cell->key));
     }
@@ -331,6 +339,8 @@ void ExperimentResultPanel::updatePlots() {
     m_frontier->setAxisLabels(tr("effective bits per parameter (with block and global scales)"), yLabel);
     if (points.isEmpty()) m_frontier->clear(tr("no cell reports bits per parameter (PTQ runs do)"));
     else {
+        // KL spans decades between 4-bit and 8-bit points: a log axis keeps the small ones apart.
+        m_frontier->setLogScale(metric == "kl");
         m_frontier->setPoints(points, !lowerIsBetter(metricName), groups.size() > 1 ? groups : QStringList());
         m_frontier->setSelectedPoint(static_cast<int>(m_frontierCells.indexOf(m_selectedCell)));
     }

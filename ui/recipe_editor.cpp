@@ -449,16 +449,16 @@ void RecipeEditor::setEncoder(bool encoder) {
         m_calibration->setPlaceholderText(sentences);
         m_trainData->setPlaceholderText(sentences);
     }
-    // QAT trains on a task loss; an encoder's runs distil its FP embeddings (QAD) instead.
+    // An encoder's QAT trains its contrastive loss (docs/TRAINING.md "Sentence encoders"); the
+    // tooltip says so, since it is not the cross-entropy a decoder's QAT trains.
     if (auto* model = qobject_cast<QStandardItemModel*>(m_method->model())) {
         QStandardItem* qat = model->item(m_method->findData(static_cast<int>(RunSetup::Method::Qat)));
-        if (qat) {
-            qat->setEnabled(!encoder);
-            qat->setToolTip(encoder ? tr("A sentence encoder has no task loss here: use QAD (1 − cosine to the FP embeddings)")
+        if (qat)
+            qat->setToolTip(encoder ? tr("QAT of a sentence encoder trains the in-batch contrastive loss of each sentence "
+                                         "against a copy with 15 % of its tokens deleted (sentence-transformers' "
+                                         "MultipleNegativesRankingLoss); QAD matches the FP embeddings instead")
                                     : QString());
-        }
     }
-    if (encoder && method() == RunSetup::Method::Qat) setMethod(RunSetup::Method::Qad);
     recompose();
 }
 

@@ -26,7 +26,7 @@ EvalReport run_eval(const EvalRequest& request, JobSink& sink, const Cancellatio
     if (request.batch_size < 0) throw UserError("eval: the batch size must be positive");
     // Cheap checks of the data before models are loaded.
     if (is_synthetic_spec(request.data)) parse_synthetic_spec(request.data);
-    else if (std::error_code ec; !std::filesystem::exists(request.data, ec))
+    else if (std::error_code ec; !std::filesystem::exists(request.data, ec) && !parse_sentence_line_range(request.data))
         throw UserError("data '" + request.data + "': no such file or folder (built-in data start with 'synthetic:')");
     OpenedModel student = open_model(request.model);
     move_opened_model(student, device);
@@ -91,6 +91,7 @@ void report_eval_metrics(JobSink& sink, int64_t step, const EvalReport& r) {
     if (m.cosine_min) sink.metric(step, "eval/cosine_min", *m.cosine_min);
     if (m.spearman) sink.metric(step, "eval/spearman", *m.spearman);
     if (m.teacher_spearman) sink.metric(step, "eval/teacher_spearman", *m.teacher_spearman);
+    if (m.contrastive_loss) sink.metric(step, "eval/contrastive_loss", *m.contrastive_loss);
     for (const auto& [name, d] : r.domains)
         if (d.exact_match) sink.metric(step, "eval/exact_match/" + name, *d.exact_match);
 }

@@ -27,6 +27,7 @@ nlohmann::json eval_metrics_json(const EvalMetrics& m) {
             {"cosine_min", finite_or_null(m.cosine_min)},
             {"spearman", finite_or_null(m.spearman)},
             {"teacher_spearman", finite_or_null(m.teacher_spearman)},
+            {"contrastive_loss", finite_or_null(m.contrastive_loss)},
             {"tokens", m.tokens},
             {"examples", m.examples},
             {"pairs", m.pairs}};

@@ -54,6 +54,7 @@ std::map<std::string, double> metrics_of(const EvalReport& r) {
     put(m, "cosine_min", r.overall.cosine_min);
     put(m, "spearman", r.overall.spearman);
     put(m, "fp_spearman", r.overall.teacher_spearman);
+    put(m, "contrastive_loss", r.overall.contrastive_loss);
     if (r.overall.cosine_mean) m.erase("loss");  // an encoder scored against its teacher has no token loss
     return m;
 }
@@ -150,16 +151,17 @@ void check_experiment_models(const experiments::ExperimentSpec& spec) {
             if (is_encoder && (m == "spearman" || m == "fp_spearman") && p.pairs.empty())
                 experiment_field_error(spec, field, "asks " + m + " of cell " + cell.key + ", which has no pairs file (the run parameter pairs)");
         }
-        if (is_encoder && (p.method == "qat" || p.method == "fp-then-qat"))
-            experiment_field_error(spec, experiment_field_of(cell, "method"),
-                "asks " + p.method + " of " + what + " (" + model_field +
-                    "): the trainer refuses QAT of a sentence encoder (use qad: distillation to the FP embeddings)");
         if (!is_encoder && !p.pairs.empty())
             experiment_field_error(spec, experiment_field_of(cell, "pairs"), "gives a pairs file to " + what + " (" + model_field +
                                                          "): pairs are scored by sentence encoders only");
         if (is_encoder)
             for (const char* key : {"data", "calib", "eval_data"}) {
                 const std::string v = key == std::string("data") ? p.data : key == std::string("calib") ? p.calib : p.eval_data;
+                // Random sentences are training data an encoder takes (the data-robustness study);
+                // it still calibrates on and is scored by real sentences.
+                const bool trains_on_it = key == std::string("data") && p.method != "ptq" && p.method != "mixed" &&
+                                          !p.calib.empty() && !p.eval_data.empty();
+                if (trains_on_it && v == "synthetic:random-tokens") continue;
                 if (is_synthetic_spec(v))
                     experiment_field_error(spec, experiment_field_of(cell, key), "gives " + v + " to " + what + " (" + model_field +
                                                              "), which reads sentences (a text file, one per line)");
@@ -262,7 +264,17 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.mode = p.method == "fp-then-qat" ? "qat" : p.method;
     t.model = p.model;
     std::optional<DemoReport> from_scratch;
-    if (p.method == "fp-then-qat") {
+    const bool encoder = p.method == "fp-then-qat" && model_is_sentence_encoder(p.model);
+    if (encoder) {
+        // A pretrained encoder is not trained from scratch: its budget is fine-tuning steps, the
+        // first (1 − f) in full precision and the rest QAT, on the one schedule of the run
+        // (docs/EXPERIMENTS.md "Sentence encoders").
+        const auto qat_steps = static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)));
+        if (qat_steps < 1 || qat_steps >= p.total_steps)
+            throw UserError("experiment: fp-then-qat needs total_steps with at least one FP and one QAT step (total_steps " +
+                            std::to_string(p.total_steps) + ", qat_fraction " + std::to_string(p.qat_fraction) + ")");
+        t.steps = p.total_steps;
+    } else if (p.method == "fp-then-qat") {
         // The classic split of scripts/qat-results "sweep": a fresh demo trained in full precision
         // for the first (1 − f) of the budget (its own schedule), then QAT for the rest.
         const auto qat_steps = static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)));
@@ -287,11 +299,12 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.calibration = p.calib;
     t.out_dir = run_dir + "/train";
     t.force = true;
-    if (!from_scratch) t.steps = p.steps;
+    if (!from_scratch && !encoder) t.steps = p.steps;
     t.batch_size = p.batch_size;
     t.eval_samples = p.eval_samples;
     t.calibration_samples = p.calib_samples;
-    t.fp_steps = p.fp_steps;
+    t.fp_steps = encoder ? p.total_steps - static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)))
+                         : p.fp_steps;
     t.warmup_steps = p.warmup_steps;
     t.lr = p.lr;
     t.temperature = p.temperature;
@@ -303,6 +316,17 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     out.result.metrics = metrics_of(r.after);
     out.result.examples = r.after.overall.examples;
     out.report_json = train_report_json(r);
+    if (encoder) {
+        // The planner's f for this budget: D = the tokens the run's steps read (both views of
+        // each sentence), N the encoder's parameters.
+        QatPlanInput in;
+        in.parameters = r.parameters;
+        in.bits = static_cast<int>(p.qat_bits);
+        in.total_tokens = static_cast<double>(std::max<int64_t>(r.tokens, 1));
+        const QatPlan plan = plan_qat(in);
+        out.result.metrics["planner_qat_fraction"] = plan.optimal_qat_fraction;
+        out.result.metrics["tokens_per_parameter_byte"] = plan.tokens_per_parameter_byte;
+    }
     if (from_scratch) {
         out.result.metrics["fp_exact_match"] = from_scratch->exact_match;
         // The planner's f for this budget: D = total_steps · batch · 13 tokens per synthetic problem

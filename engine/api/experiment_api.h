@@ -38,9 +38,10 @@ bool model_is_sentence_encoder(const std::string& model);
 
 // Checks, before any run is made, that every cell asks of its model what such a model reports:
 // encoder metrics (cosine_*, spearman) of sentence encoders, the token-model metrics (exact_match,
-// kl, ...) of the others; no QAT of an encoder (the trainer refuses it); a `pairs` file for
-// spearman and only for encoders; sentences, not synthetic: data, for encoders. UserError naming
-// the experiment file and field otherwise.
+// kl, ...) of the others; a `pairs` file for spearman and only for encoders; sentences, not
+// synthetic: data, for encoders (random sentences only as the training data of a QAT / QAD cell
+// with sentences to calibrate on and be scored by). UserError naming the experiment file and
+// field otherwise.
 void check_experiment_models(const experiments::ExperimentSpec& spec);
 
 // Checks, before any run is made, that every cell's recipe fits its model (plan_layer_formats'

@@ -62,6 +62,8 @@ std::string train_report_json(const TrainReport& r) {
                               {"seconds", r.seconds},
                               {"final_loss", r.final_loss},
                               {"codes_changed", r.codes_changed},
+                              {"tokens", r.tokens},
+                              {"parameters", r.parameters},
                               {"best_step", r.best_step >= 0 ? nlohmann::json(r.best_step) : nlohmann::json(nullptr)},
                               {"teacher", eval_report_json(r.teacher)},
                               {"before", eval_report_json(r.before)},
@@ -227,6 +229,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.distill_all_positions = req.distill_all_positions;
     config.encoder_loss = req.encoder_loss;
     config.hidden_weight = req.hidden_weight;
+    config.view_seed = req.seed;
     config.learned_scales = req.learned_scales;
     config.bf16_autocast = req.precision == "bf16";
     config.clip_gradient = req.clip_gradient;
@@ -279,6 +282,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     report.resumed_from = r.resumed_from;
     report.final_loss = r.final_loss;
     report.codes_changed = r.codes_changed;
+    report.tokens = r.tokens;
+    for (const auto& [name, p] : student.model->named_parameters()) report.parameters += p.numel();
     if (req.keep_best) {
         report.best_step = r.best_step;
         // The kept parameters are evaluated again: `after` describes the saved model.

@@ -76,6 +76,8 @@ struct TrainReport {
     std::string mode, model_path, out_model;
     int64_t steps = 0, resumed_from = 0;
     double seconds = 0, final_loss = 0, codes_changed = 0;
+    int64_t tokens = 0;              // tokens the training steps read (a resumed run: since its resume)
+    int64_t parameters = 0;          // the model's trained parameters (their number)
     int64_t best_step = -1;          // keep_best: the step whose parameters were kept (-1: off)
     EvalReport teacher;              // the FP teacher on the eval data
     EvalReport before;               // the PTQ model before training

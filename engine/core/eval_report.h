@@ -29,6 +29,9 @@ struct EvalMetrics {
     // With a pairs file: Spearman rank correlation of the cosine similarity of each pair's two
     // embeddings with the pair's score, for the model and (with a teacher) the teacher.
     std::optional<double> spearman, teacher_spearman;
+    // Sentences without an MLM head: the in-batch contrastive loss (eval/contrastive_loss.h) of
+    // each sentence against its deletion view, batches of the evaluation's batch size (nats).
+    std::optional<double> contrastive_loss;
     int64_t tokens = 0;                  // scored positions (images for classifiers; masked
                                          // tokens for masked-LM encoders; 0 = no loss: an
                                          // encoder without an MLM head)

@@ -93,7 +93,11 @@ Dataset load_sentences(const std::string& spec, const DataOptions& options, cons
     if (length < 2)
         throw UserError("data '" + spec + "': sentences need at least 2 tokens ([CLS] and [SEP]), got a length of " +
                         std::to_string(length));
-    if (is_pairs_file(spec)) {
+    const std::optional<SentenceLineRange> range = parse_sentence_line_range(spec);
+    const std::string path = range ? range->path : spec;
+    if (range && is_pairs_file(path))
+        throw UserError("data '" + spec + "': a pairs file is an evaluation set and is read whole (no #lines= range)");
+    if (!range && is_pairs_file(spec)) {
         const std::vector<SentencePair> pairs = read_sentence_pairs(spec);
         std::vector<std::string> sentences;
         std::vector<double> scores;
@@ -106,7 +110,17 @@ Dataset load_sentences(const std::string& spec, const DataOptions& options, cons
         d.pair_scores = std::move(scores);
         return d;
     }
-    const std::vector<SentenceLine> lines = read_sentence_lines(spec, /*keep_blank=*/false);
+    std::vector<SentenceLine> lines = read_sentence_lines(path, /*keep_blank=*/false);
+    if (range) {
+        const int64_t last_line = lines.empty() ? 0 : lines.back().line;
+        if (range->last > last_line)
+            throw UserError("data '" + spec + "': line " + std::to_string(range->last) + " is past the last sentence of " + path +
+                            " (line " + std::to_string(last_line) + ")");
+        std::vector<SentenceLine> kept;
+        for (SentenceLine& l : lines)
+            if (l.line >= range->first && l.line <= range->last) kept.push_back(std::move(l));
+        lines = std::move(kept);
+    }
     if (lines.empty()) throw UserError(spec + ": no sentences (every line is blank)");
     const DataSplit split = options.split.value_or(DataSplit::All);
     auto [begin, end] = split_range(static_cast<int64_t>(lines.size()), split, spec);
@@ -167,6 +181,31 @@ Dataset make_random_token_dataset(int64_t vocab_size, int64_t length, DataSplit 
         tokens[i] = static_cast<int64_t>(mix64(key ^ mix64(i)) % static_cast<uint64_t>(vocab_size));
     Dataset d = window_rows(tokens, count, length + 1, DataSplit::All, "synthetic:random-tokens");
     d.split = split;
+    return d;
+}
+
+Dataset make_random_sentence_dataset(const DataContext& context, int64_t length, DataSplit split, uint64_t seed,
+                                     int64_t count) {
+    const std::string source = "synthetic:random-tokens";
+    if (!context.encode_sentence) throw UserError("data '" + source + "': random sentences need a sentence encoder's tokenizer");
+    const std::vector<int64_t> specials = context.encode_sentence("", source, length);
+    const int64_t middle = length - static_cast<int64_t>(specials.size());
+    if (middle < 1)
+        throw UserError("data '" + source + "': sentences of " + std::to_string(length) + " tokens leave no room beside the " +
+                        std::to_string(specials.size()) + " special tokens");
+    const Dataset random = make_random_token_dataset(context.vocab_size, middle, split, seed, count);
+    std::vector<at::Tensor> parts;
+    const auto column = [&](int64_t id) { return at::full({count, 1}, id, at::kLong); };
+    if (!specials.empty()) parts.push_back(column(specials.front()));
+    parts.push_back(random.inputs.slice(1, 0, middle));
+    for (size_t i = 1; i < specials.size(); ++i) parts.push_back(column(specials[i]));
+    Dataset d;
+    d.kind = Dataset::Kind::Tokens;
+    d.name = source;
+    d.split = split;
+    d.inputs = at::cat(parts, 1).contiguous();
+    d.attention_mask = at::ones_like(d.inputs);
+    d.targets = at::full_like(d.inputs, Dataset::kIgnoreIndex);
     return d;
 }
 
@@ -267,7 +306,14 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
                                     std::to_string(tokens) + " tokens",
                                 "their inputs and targets (int64)");
         };
-        if (domains.front() == SyntheticDomain::RandomTokens) {
+        if (domains.front() == SyntheticDomain::RandomTokens && context.encode_sentence) {
+            // Sentences of 32 tokens by default: about the length of the corpus's sentences.
+            const int64_t length = options.sequence_length ? options.sequence_length
+                                                           : std::min<int64_t>(context.sentence_length > 0 ? context.sentence_length : positions, 32);
+            const int64_t samples = options.samples ? options.samples : 256;
+            require_fits(samples, length);
+            d = make_random_sentence_dataset(context, length, split, options.seed, samples);
+        } else if (domains.front() == SyntheticDomain::RandomTokens) {
             const int64_t length = options.sequence_length ? options.sequence_length : std::min<int64_t>(positions, 64);
             const int64_t samples = options.samples ? options.samples : 256;
             require_fits(samples, length + 1);
@@ -290,6 +336,14 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
     }
 
     std::error_code ec;
+    if (const std::optional<SentenceLineRange> range = parse_sentence_line_range(spec)) {
+        if (!std::filesystem::is_regular_file(range->path, ec))
+            throw UserError("data '" + spec + "': no such file " + range->path);
+        if (!context.encode_sentence)
+            throw UserError("data '" + spec + "': a line range (#lines=A-B) selects sentences for a sentence encoder; " +
+                            model + " is not one");
+        return load_sentences(spec, options, context);
+    }
     if (!std::filesystem::exists(spec, ec))
         throw UserError("data '" + spec + "': no such file or folder (built-in data start with 'synthetic:')");
     const DataSplit split = options.split.value_or(DataSplit::All);

@@ -98,6 +98,14 @@ Dataset make_synthetic_dataset(const std::vector<SyntheticDomain>& domains, Data
 // scored. Train and validation use different streams of the same seed.
 Dataset make_random_token_dataset(int64_t vocab_size, int64_t length, DataSplit split, uint64_t seed, int64_t count);
 
+// The sentence form of random tokens, for encoders ("synthetic:random-tokens" given to a BERT):
+// `count` sentences of `length` tokens, the model's special tokens around length minus their
+// number of ids drawn as make_random_token_dataset draws them (uniform in [0, vocab_size)).
+// The special tokens are those context.encode_sentence puts around an empty sentence ([CLS] and
+// [SEP]: the first before, the rest after). Attention mask all ones, no scored targets.
+Dataset make_random_sentence_dataset(const DataContext& context, int64_t length, DataSplit split, uint64_t seed,
+                                     int64_t count);
+
 // A token stream cut into windows of length + 1 tokens with stride `length` (every token but
 // the first is predicted once). Split: the last max(1, n/10) of n >= 2 windows are validation,
 // the rest train. `source` names the file in errors.

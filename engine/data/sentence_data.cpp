@@ -164,4 +164,26 @@ Dataset make_masked_lm_dataset(const Dataset& sentences, int64_t mask_id, uint64
     return d;
 }
 
+std::optional<SentenceLineRange> parse_sentence_line_range(const std::string& spec) {
+    const std::string tag = "#lines=";
+    const size_t at = spec.rfind(tag);
+    if (at == std::string::npos) return std::nullopt;
+    SentenceLineRange r;
+    r.path = spec.substr(0, at);
+    const std::string range = spec.substr(at + tag.size());
+    const size_t dash = range.find('-');
+    const auto number = [&](const std::string& text) -> int64_t {
+        if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
+            throw UserError("data '" + spec + "': the line range must be #lines=A-B with line numbers A <= B (1-based), got '" +
+                            range + "'");
+        return std::stoll(text);
+    };
+    if (dash == std::string::npos) number("");
+    r.first = number(range.substr(0, dash));
+    r.last = number(range.substr(dash + 1));
+    if (r.path.empty() || r.first < 1 || r.last < r.first)
+        throw UserError("data '" + spec + "': the line range must be FILE#lines=A-B with 1 <= A <= B, got '" + range + "'");
+    return r;
+}
+
 }  // namespace ql

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,16 @@ struct SentenceLine {
 // Every line of a text file or folder of .txt files (text_corpus.h order). Blank lines (only
 // whitespace) are dropped unless keep_blank; a final line end does not start another line.
 std::vector<SentenceLine> read_sentence_lines(const std::string& path, bool keep_blank);
+
+// A line range of a sentence file, "FILE#lines=A-B": its lines A to B (1-based, inclusive, as
+// SentenceLine::line counts them; blank lines in the range are dropped as usual). It is the
+// sentences of one part of a corpus (the data-robustness study trains on a part). nullopt for a
+// spec without "#lines="; UserError naming the spec for a malformed range (A < 1, B < A).
+struct SentenceLineRange {
+    std::string path;
+    int64_t first = 0, last = 0;
+};
+std::optional<SentenceLineRange> parse_sentence_line_range(const std::string& spec);
 
 // A pairs file: "sentence1<TAB>sentence2<TAB>score" per line (STS-benchmark style; blank lines
 // and lines starting with '#' are skipped). A file is one when its first such line has exactly

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "engine/core/errors.h"
+#include "engine/eval/contrastive_loss.h"
 #include "engine/data/sentence_data.h"
 #include "engine/eval/rank_statistics.h"
 #include "engine/eval/sentence_embedder.h"
@@ -67,6 +68,22 @@ EvalReport evaluate_encoder(Model& model, Model* teacher, const Dataset& data, c
     m.pairs = static_cast<int64_t>(data.pair_scores.size());
     const at::Tensor embeddings = embed_sentences(model, data, options.batch_size, sink, cancel, "eval");
     if (pairs) m.spearman = pair_spearman(embeddings, data.pair_scores);
+    if (!pairs && !mlm && data.size() >= 2) {
+        // The held-out form of encoder QAT's loss: each sentence against its deletion view, the
+        // rest of its batch the negatives (a last batch of one sentence joins the one before).
+        const Dataset view = token_deletion_view(data, options.seed);
+        const at::Tensor positives = embed_sentences(model, view, options.batch_size, sink, cancel, "eval views");
+        const int64_t n = data.size(), b = std::max<int64_t>(2, options.batch_size > 0 ? options.batch_size : 32);
+        double total = 0;
+        for (int64_t begin = 0; begin < n;) {
+            int64_t end = std::min(n, begin + b);
+            if (n - end == 1) end = n;
+            total += in_batch_contrastive_loss(embeddings.slice(0, begin, end), positives.slice(0, begin, end)).item<double>() *
+                     static_cast<double>(end - begin);
+            begin = end;
+        }
+        m.contrastive_loss = total / static_cast<double>(n);
+    }
     if (teacher) {
         const at::Tensor t = embed_sentences(*teacher, data, options.batch_size, sink, cancel, "eval teacher");
         if (t.sizes() != embeddings.sizes())

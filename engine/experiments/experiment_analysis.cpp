@@ -153,9 +153,10 @@ std::vector<QatFractionOptimum> qat_fraction_optima(const std::vector<CellSummar
     for (const CellSummary& c : cells) {
         const RunParameters& p = c.cell->parameters;
         if (p.method != "fp-then-qat") continue;
+        // The held-out loss: a token model's NLL, a sentence encoder's contrastive loss.
         const MetricSummary* loss = nullptr;
         for (const MetricSummary& m : c.metrics)
-            if (m.metric == "loss") loss = &m;
+            if (m.metric == "loss" || (m.metric == "contrastive_loss" && !loss)) loss = &m;
         if (!loss) continue;
         std::string group;
         for (const auto& [axis, value] : c.cell->values)

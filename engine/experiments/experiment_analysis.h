@@ -66,7 +66,8 @@ struct ExperimentResult {
 };
 
 // The measured optimum per budget from cell summaries (what analyse fills in): cells of method
-// fp-then-qat with a "loss" metric, grouped by their values other than qat_fraction.
+// fp-then-qat with a "loss" metric (a sentence encoder: contrastive_loss), grouped by their values
+// other than qat_fraction.
 std::vector<QatFractionOptimum> qat_fraction_optima(const std::vector<CellSummary>& cells);
 
 ExperimentResult analyse(const ExperimentSpec& spec, const std::vector<RunResult>& runs, double confidence = 0.95);

@@ -27,9 +27,11 @@ const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_s
                                                   "warmup_steps", "total_steps", "qat_bits"};
 const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction", "bits"};
 // The metrics a run reports (docs/EXPERIMENTS.md "Metrics"); exact_match/<domain> as well.
-const std::set<std::string> kTokenModelMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "fp_exact_match",
-                                                  "planner_qat_fraction", "tokens_per_parameter_byte"};
-const std::set<std::string> kEncoderMetrics = {"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman"};
+const std::set<std::string> kTokenModelMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "fp_exact_match"};
+const std::set<std::string> kEncoderMetrics = {"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman",
+                                               "contrastive_loss"};
+// Both kinds of model report these (fp-then-qat runs the planner's two, PTQ and mixed runs bits).
+const std::set<std::string> kSharedMetrics = {"bits_per_parameter", "planner_qat_fraction", "tokens_per_parameter_byte"};
 
 bool is_parameter(const std::string& k) {
     return k == "recipe" || k == "menu" || kStringParameters.count(k) || kIntegerParameters.count(k) || kNumberParameters.count(k);
@@ -147,37 +149,43 @@ std::string sha256_hex(const std::string& bytes) {
 
 namespace {
 
-// A template's encoder form (docs/EXPERIMENTS.md "Encoders"): the same study where it applies to
-// a sentence encoder. QAT is refused by the trainer for encoders, so QAT cells (and the
-// comparisons naming them) go, and a template whose runs are all QAT, or whose grid varies the
-// synthetic data, has none. The data are the caller's sentences (--data), the metrics the
-// encoder's.
+// A template's encoder form (docs/EXPERIMENTS.md "Sentence encoders"): the same study on a
+// sentence encoder and the caller's sentences (--data). QAT trains the encoder's contrastive
+// loss (eval/contrastive_loss.h); the synthetic data a study varies become the sentences, their
+// first third (a part of the corpus: for make-sentence-corpus's, CMake's manuals, while the
+// held-out tenth is the command reference) and random sentences; the metrics are the encoder's.
+std::string first_third_of(const std::string& data) {
+    std::ifstream in(data, std::ios::binary);
+    if (!in) throw UserError("experiment: cannot read the sentences " + data + " (--data)");
+    int64_t lines = 0;
+    std::string line;
+    while (std::getline(in, line)) ++lines;
+    if (lines < 30) throw UserError("experiment: " + data + " has " + std::to_string(lines) + " lines; a part of it needs at least 30");
+    return data + "#lines=1-" + std::to_string(lines / 3);
+}
+
 void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides& o) {
-    const std::string forms = "templates with an encoder form: qad-vs-qat, nvfp4-vs-mxfp4, bits-frontier";
+    if (o.data.empty())
+        throw UserError(file + " on a sentence encoder needs its sentences: --data FILE (one sentence per line, e.g. "
+                               "scripts/make-sentence-corpus; the last tenth is held out)");
     json& base = j["base"];
     const bool grid_list = j["grid"].is_array();
     const json grids = grid_list ? j["grid"] : json::array({j["grid"]});
-    const auto is_qat = [](const json& m) { return m == "qat" || m == "fp-then-qat"; };
     // Presets whose patterns name a decoder's modules (`*mlp*`): a BERT encoder has none (its FFN
     // is intermediate / output.dense), so their cells would fail at their first run.
     const auto decoder_preset = [](const json& r) { return r == "NVFP4_MLP_ONLY"; };
+    std::string part;  // the first third of the sentences, made when a study varies its data
+    const auto sentences_for = [&](const json& v) -> json {
+        const std::string spec = v.get<std::string>();
+        if (spec == "synthetic:random-tokens") return spec;
+        if (spec == "synthetic:arith" || spec == "synthetic:all") return o.data;
+        if (part.empty()) part = first_third_of(o.data);
+        return part;  // one domain of the synthetic tasks: a part of the corpus
+    };
+    bool trains = base.value("method", "") == "qat" || base.value("method", "") == "qad" ||
+                  base.value("method", "") == "fp-then-qat";
     json kept_grids = json::array();
     for (json grid : grids) {
-        const bool qat_base = base.contains("method") && is_qat(base["method"]);
-        if (qat_base && !grid.contains("method"))
-            throw UserError(file + " has no sentence-encoder form: its runs are QAT, which the trainer refuses for an encoder (" +
-                            forms + ")");
-        for (const char* axis : {"data", "calib", "eval_data"})
-            if (grid.contains(axis))
-                throw UserError(file + " has no sentence-encoder form: its grid varies the synthetic data (grid." + axis +
-                                "; " + forms + ")");
-        if (grid.contains("method")) {
-            json kept = json::array();
-            for (const json& m : grid["method"])
-                if (!is_qat(m)) kept.push_back(m);
-            if (kept.empty()) continue;  // a grid of QAT cells only
-            grid["method"] = kept;
-        }
         if (grid.contains("recipe") && grid["recipe"].is_array()) {
             json kept = json::array();
             for (const json& r : grid["recipe"])
@@ -185,34 +193,65 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
             if (kept.empty()) continue;
             grid["recipe"] = kept;
         }
+        if (grid.contains("method"))
+            for (const json& m : grid["method"]) trains = trains || m == "qat" || m == "qad";
+        if (grid.contains("data")) {
+            json mapped = json::array();
+            for (const json& v : grid["data"]) mapped.push_back(sentences_for(v));
+            grid["data"] = mapped;
+            // Calibrated on and scored by the whole corpus, whatever the training data.
+            base["calib"] = o.data;
+            base["eval_data"] = o.data;
+        }
         // The demo's budgets are below what an encoder's 16-bit embedding table allows (MiniLM:
         // 11.7 of its 22.7 M parameters, so NVFP4 everywhere else still gives above 10 bits per
         // parameter, FP8 about 12).
         if (grid.contains("bits")) grid["bits"] = json::array({11, 12, 13});
+        // Fine-tuning budgets of a pretrained encoder, not a demo trained from scratch.
+        if (grid.contains("total_steps")) grid["total_steps"] = json::array({20, 40});
         kept_grids.push_back(grid);
     }
-    if (kept_grids.empty()) throw UserError(file + " has no sentence-encoder form: every cell is QAT (" + forms + ")");
-    if (o.data.empty())
-        throw UserError(file + " on a sentence encoder needs its sentences: --data FILE (one sentence per line, e.g. "
-                               "scripts/make-sentence-corpus; the last tenth is held out)");
+    if (base.value("method", "") == "fp-then-qat") {
+        base["lr"] = 1e-4;  // a pretrained encoder's fine-tuning rate (the demo's 1e-3 is for training from scratch)
+        base["batch_size"] = 32;
+    }
+    // Sizes that finish in about 10 minutes on 2 CPU cores: a MiniLM step of 32 sentences takes
+    // ~1 s (the demo's ~0.06 s). --steps and --replicates scale them up.
+    bool fp_phase = false, varies_data = false;
+    for (const json& grid : kept_grids) fp_phase = fp_phase || grid.contains("fp_steps"), varies_data = varies_data || grid.contains("data");
+    if (fp_phase) {
+        if (o.steps == 0) base["steps"] = 40;
+        for (json& grid : kept_grids)
+            if (grid.contains("fp_steps")) grid["fp_steps"] = json::array({0, 20});
+        if (j.contains("comparisons"))
+            for (json& c : j["comparisons"])
+                for (const char* side : {"a", "b"})
+                    if (c[side].contains("fp_steps") && c[side]["fp_steps"] != 0) c[side]["fp_steps"] = 20;
+    } else if (base.contains("steps") && o.steps == 0) {
+        base["steps"] = 30;
+    }
+    if ((fp_phase || varies_data || base.value("method", "") == "fp-then-qat") && o.replicates == 0) j["replicates"] = 2;
     j["grid"] = grid_list ? kept_grids : kept_grids[0];
     if (j.contains("comparisons")) {
         json comparisons = json::array();
-        for (const json& c : j["comparisons"]) {
-            const bool names_qat = (c["a"].contains("method") && is_qat(c["a"]["method"])) ||
-                                   (c["b"].contains("method") && is_qat(c["b"]["method"])) ||
-                                   c["a"].contains("bits") || c["b"].contains("bits");
+        for (json c : j["comparisons"]) {
+            const bool names_bits = c["a"].contains("bits") || c["b"].contains("bits");
             const bool names_decoder_preset = (c["a"].contains("recipe") && decoder_preset(c["a"]["recipe"])) ||
                                               (c["b"].contains("recipe") && decoder_preset(c["b"]["recipe"]));
-            if (!names_qat && !names_decoder_preset) comparisons.push_back(c);
+            if (names_bits || names_decoder_preset) continue;
+            for (const char* side : {"a", "b"})
+                if (c[side].contains("data")) c[side]["data"] = sentences_for(c[side]["data"]);
+            comparisons.push_back(c);
         }
         j["comparisons"] = comparisons;
     }
-    bool bits = false;
-    for (const json& m : j.value("metrics", json::array())) bits = bits || m == "bits_per_parameter";
     json metrics = json::array({"cosine_mean", "cosine_p5", "cosine_min"});
     if (!o.pairs.empty()) metrics.push_back("spearman"), metrics.push_back("fp_spearman");
-    if (bits) metrics.push_back("bits_per_parameter");
+    bool loss = trains;
+    for (const json& m : j.value("metrics", json::array())) loss = loss || m == "loss";
+    if (loss) metrics.push_back("contrastive_loss");
+    for (const json& m : j.value("metrics", json::array()))
+        if (kSharedMetrics.count(m.get<std::string>())) metrics.push_back(m);
     j["metrics"] = metrics;
 }
 
@@ -268,6 +307,7 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
         if (!j.contains("grid")) j["grid"] = json::object();
         to_encoder_form(j, file, o);
         base = j["base"];
+        spec.replicates = j["replicates"].get<int64_t>();  // the form's size (a template always names it)
     }
     for (const auto& [k, v] : base.items()) check_parameter(file, "base." + k, k, v);
 
@@ -338,7 +378,7 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
     for (const json& m : metrics) {
         if (!m.is_string()) bad(file, "metrics", "must list strings");
         const std::string name = m.get<std::string>();
-        if (!is_token_model_metric(name) && !is_encoder_metric(name) && name != "bits_per_parameter")
+        if (!is_token_model_metric(name) && !is_encoder_metric(name) && !kSharedMetrics.count(name))
             bad(file, "metrics", "names an unknown metric '" + name + "' (docs/EXPERIMENTS.md lists them)");
         spec.metrics.push_back(name);
     }

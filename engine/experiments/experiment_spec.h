@@ -14,7 +14,7 @@ namespace ql::experiments {
 
 // One run's parameters: the base merged with one grid cell. Field names are the JSON keys.
 struct RunParameters {
-    std::string method = "ptq";          // ptq | qat | qad | fp-then-qat (a demo from scratch, then QAT) |
+    std::string method = "ptq";          // ptq | qat | qad | fp-then-qat (a demo from scratch, or an encoder fine-tuned, then QAT) |
                                          // mixed (the sensitivity search's per-layer plan, then PTQ with it)
     std::string model = "demo";          // HF folder or "demo"
     std::string recipe = "NVFP4_DEFAULT";  // a preset, a recipe file, or (recipe_json set) the inline recipe's name
@@ -106,16 +106,17 @@ struct ExperimentOverrides {
     std::string device;
     // The model is a sentence encoder (the caller knows: engine/api/experiment_api.h
     // model_is_sentence_encoder). A template then takes its encoder form (docs/EXPERIMENTS.md
-    // "Encoders"): QAT cells dropped (the trainer refuses QAT of an encoder), the metrics the
-    // encoder ones. An experiment file is kept as written (and checked against its model).
+    // "Sentence encoders"): synthetic data become the sentences (data), a part of them and random
+    // sentences, budgets an encoder's, the metrics the encoder ones. An experiment file is kept
+    // as written (and checked against its model).
     bool encoder = false;
 };
 ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides);
 
 // What a run of a sentence encoder reports (embedding cosine to the FP model; spearman and
-// fp_spearman with a pairs file), and what only a token model's run reports (exact_match,
-// exact_match/<domain>, accuracy, kl, agreement, loss and the fp-then-qat ones).
-// bits_per_parameter is both.
+// fp_spearman with a pairs file; contrastive_loss), and what only a token model's run reports
+// (exact_match, exact_match/<domain>, accuracy, kl, agreement, loss, fp_exact_match).
+// bits_per_parameter, planner_qat_fraction and tokens_per_parameter_byte are both.
 bool is_encoder_metric(const std::string& metric);
 bool is_token_model_metric(const std::string& metric);
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/engine_runtime.h"
+#include "engine/data/sentence_data.h"
 #include "engine/export/export_report.h"
 #include "engine/io/sha256.h"
 
@@ -38,8 +39,11 @@ std::string environment_manifest_json() {
 
 std::string data_sha256(const std::string& data_spec) {
     std::error_code ec;
-    if (data_spec.rfind("synthetic:", 0) == 0 || !std::filesystem::is_regular_file(data_spec, ec)) return "";
-    return sha256_file_hex(data_spec);
+    // A line range (FILE#lines=A-B) hashes its file; the range is in the recorded spec.
+    const std::optional<SentenceLineRange> range = parse_sentence_line_range(data_spec);
+    const std::string path = range ? range->path : data_spec;
+    if (path.rfind("synthetic:", 0) == 0 || !std::filesystem::is_regular_file(path, ec)) return "";
+    return sha256_file_hex(path);
 }
 
 }  // namespace ql::experiments

@@ -5,10 +5,12 @@
 #include <ATen/TensorOperators.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "engine/core/errors.h"
+#include "engine/data/synthetic_tasks.h"
 #include "engine/distributed/data_parallel.h"
 #include "engine/eval/evaluator.h"
 #include "engine/models/bert_model.h"
@@ -16,6 +18,7 @@
 #include "engine/models/sentence_pooling.h"
 #include "engine/quant/quant_plan.h"
 #include "engine/train/bf16_autocast.h"
+#include "engine/eval/contrastive_loss.h"
 #include "engine/train/distillation_loss.h"
 #include "engine/train/flight_recorder.h"
 #include "engine/train/embedding_distillation.h"
@@ -50,7 +53,8 @@ double fraction_changed(const std::vector<std::vector<uint8_t>>& a, const std::v
 // outputs when hidden states are distilled) on the batch's sentences.
 struct EncoderStep {
     at::Tensor loss;
-    double cosine = 0, hidden_mse = 0;
+    double cosine = 0;  // QAD: mean cosine to the teacher; QAT: the in-batch top-1 accuracy
+    double hidden_mse = 0;
     int64_t tokens = 0;
 };
 
@@ -84,6 +88,29 @@ EncoderStep encoder_distillation_step(Model& model, Model& teacher, const Datase
     return e;
 }
 
+// One micro-batch of encoder QAT: the sentences and a deletion view of each, in one padded
+// batch through the quantized student, scored by the in-batch contrastive loss.
+EncoderStep encoder_contrastive_step(Model& model, const Dataset& b, uint64_t view_seed) {
+    if (!b.attention_mask.defined())
+        throw UserError("training data '" + b.name + "': a sentence encoder trains on sentences (a text file, one per line)");
+    auto& student = dynamic_cast<BertModel&>(model);
+    const Dataset view = token_deletion_view(b, view_seed);
+    const int64_t n = b.size(), t = std::max(b.inputs.size(1), view.inputs.size(1));
+    const auto pad_to = [t](const at::Tensor& x) {
+        return x.size(1) == t ? x : at::constant_pad_nd(x, {0, t - x.size(1)}, 0);
+    };
+    const at::Tensor ids = at::cat({pad_to(b.inputs), pad_to(view.inputs)}, 0);
+    const at::Tensor mask = at::cat({pad_to(b.attention_mask), pad_to(view.attention_mask)}, 0);
+    const at::Tensor hidden = student.encode(ids, mask, at::Tensor());
+    const at::Tensor emb = pool_sentence_embeddings(hidden, mask, model.config().sentence);
+    EncoderStep e;
+    const at::Tensor anchors = emb.slice(0, 0, n), positives = emb.slice(0, n, 2 * n);
+    e.loss = in_batch_contrastive_loss(anchors, positives);
+    e.cosine = in_batch_top1(anchors, positives);
+    e.tokens = mask.ne(0).sum().item<int64_t>();
+    return e;
+}
+
 }  // namespace
 
 QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const TrainingBatches& data,
@@ -101,10 +128,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     const bool qad = config.mode == "qad";
     Model& model = q.model();
     const bool encoder = model.is_encoder();
-    if (encoder && !qad)
-        throw UserError("training: QAT needs a task loss and a sentence encoder has none here; distil it from its "
-                        "full-precision embeddings instead (train qad)");
-    if (encoder && !teacher->is_encoder()) throw UserError("training: the teacher of a sentence encoder must be an encoder");
+    if (encoder && qad && !teacher->is_encoder()) throw UserError("training: the teacher of a sentence encoder must be an encoder");
     if (config.hidden_weight < 0) throw UserError("training: the hidden-state weight must not be negative");
     QuantTrainingResult result;
     const auto t0 = Clock::now();
@@ -253,7 +277,9 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 std::optional<CudaBf16Autocast> autocast;
                 if (config.bf16_autocast) autocast.emplace();
                 if (encoder) {
-                    const EncoderStep e = encoder_distillation_step(model, *teacher, b, config);
+                    const uint64_t micro_index = static_cast<uint64_t>(step * config.grad_accumulation + micro);
+                    const EncoderStep e = qad ? encoder_distillation_step(model, *teacher, b, config)
+                                              : encoder_contrastive_step(model, b, mix64(config.view_seed ^ mix64(micro_index + 1)));
                     autocast.reset();
                     (e.loss / static_cast<double>(config.grad_accumulation)).backward();
                     loss_sum += e.loss.item<double>();
@@ -339,7 +365,9 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             optimizer.step(lr);
             const double seconds = std::chrono::duration<double>(Clock::now() - ts).count();
             sink.metric(step, "train/loss", loss_value);
-            if (encoder) {
+            if (encoder && !qad) {
+                sink.metric(step, "train/top1", cosine_sum / n);
+            } else if (encoder) {
                 sink.metric(step, "train/cosine", cosine_sum / n);
                 if (config.hidden_weight > 0) sink.metric(step, "train/hidden_mse", hidden_sum / n);
             } else {
@@ -355,6 +383,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                     sink.metric(step, "train/rank" + std::to_string(r) + "/tokens_per_s", rank_tokens_per_s[r]);
             }
             result.final_loss = loss_value;
+            result.tokens += tokens;
             if (recorder) {
                 recorder->note_step(qad ? config.ce_weight * ce_sum / n : ce_sum / n, qad ? (1.0 - config.ce_weight) * kl_sum / n : 0.0);
                 if (recorder->due(step + 1, config.steps)) recorder->record(step + 1, sink);

@@ -7,8 +7,9 @@
 //        frozen full-precision model computed on the same batch (no gradient, never updated).
 //        Sentence encoders: loss = embedding loss (1 - cosine or MSE to the teacher's sentence
 //        embeddings) + hidden_weight * hidden-state MSE; metrics train/loss, train/cosine (mean
-//        cosine to the teacher), train/hidden_mse (with hidden_weight > 0). QAT of an encoder is
-//        refused (there is no task loss to train on).
+//        cosine to the teacher), train/hidden_mse (with hidden_weight > 0). QAT of an encoder
+//        trains the in-batch contrastive loss of each sentence against a deletion view of itself
+//        (contrastive_loss.h); metrics train/loss, train/top1 (the in-batch accuracy).
 // AdamW, global gradient-norm clipping, gradient accumulation, any LrSchedule. A Job: metrics
 // every step (train/loss, train/ce, train/kl, train/lr, train/grad_norm, train/tokens_per_s),
 // every eval_every steps eval/* on held-out data against the teacher and train/codes_changed
@@ -54,6 +55,9 @@ struct QuantTrainingConfig {
     // or "mse", plus hidden_weight times the hidden-state MSE of every encoder layer.
     std::string encoder_loss = "cosine";
     double hidden_weight = 0.0;
+    // QAT of a sentence encoder: the deletion views of micro-batch k use seed mix(view_seed, k),
+    // so a resumed run sees the views the uninterrupted one would have.
+    uint64_t view_seed = 0;
     bool clip_gradient = false;     // STE: zero gradient outside the clip range
     bool learned_scales = false;    // LSQ step sizes for symmetric integer weights (trained, no decay)
     // --precision bf16 (a CUDA model): each micro-batch's forward and loss under CUDA autocast to
@@ -87,6 +91,7 @@ struct QuantTrainingResult {
     double final_loss = 0;
     double seconds = 0;
     double codes_changed = 0;
+    int64_t tokens = 0;             // tokens the steps of this call read, all ranks (encoder QAT: both views)
     int64_t best_step = -1;         // keep_best: the evaluation restored at the end (-1: none rated)
     std::optional<double> best_score;
 };

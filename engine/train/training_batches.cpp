@@ -27,6 +27,7 @@ TrainingBatches::TrainingBatches(const std::string& spec, const DataContext& con
         source_ = domains_.front() == SyntheticDomain::RandomTokens ? Source::RandomTokens : Source::Synthetic;
         length_ = probe.inputs.size(1);
         vocab_ = context.vocab_size;
+        if (source_ == Source::RandomTokens && context.encode_sentence) sentences_ = context;
         return;
     }
     file_ = load_dataset(spec, o, context);
@@ -41,6 +42,9 @@ Dataset TrainingBatches::batch(int64_t step) const {
         case Source::Synthetic:
             return make_synthetic_dataset(domains_, DataSplit::Train, seed_, batch_size_, first);
         case Source::RandomTokens:
+            if (sentences_.encode_sentence)
+                return make_random_sentence_dataset(sentences_, length_, DataSplit::Train,
+                                                    mix64(seed_ ^ mix64(uint64_t(step) + 1)), batch_size_);
             return make_random_token_dataset(vocab_, length_, DataSplit::Train, mix64(seed_ ^ mix64(uint64_t(step) + 1)),
                                              batch_size_);
         case Source::File: break;

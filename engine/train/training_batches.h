@@ -5,6 +5,7 @@
 //   problems every step, problems step*B .. step*B + B - 1 of the seeded training stream (as the
 //   demo trainer reads them);
 // - "synthetic:random-tokens": fresh uniform random sequences every step (seed mixed with step);
+//   for a sentence encoder, random sentences between its special tokens;
 // - files (text, token files): loaded once (training split) and read in a seeded permutation
 //   that changes every epoch.
 #pragma once
@@ -35,6 +36,7 @@ private:
     int64_t batch_size_ = 0, length_ = 0, vocab_ = 0;
     uint64_t seed_ = 0;
     Dataset file_;  // Source::File
+    DataContext sentences_;  // random tokens for an encoder: its tokenizer's special tokens
 };
 
 }  // namespace ql

@@ -18,6 +18,7 @@
 #include "tests/app/cli_runner.h"
 #include "tests/app/cli_test_demo.h"
 #include "tests/peer_paths.h"
+#include "tests/peer_script.h"
 
 namespace ql::test {
 namespace {
@@ -244,22 +245,36 @@ TEST_F(CliExperiment, EncoderRunsReportEmbeddingCosineAndSpearmanOnTheRealMiniLm
     ASSERT_EQ(j["comparisons"].size(), 1u);
     EXPECT_GT(j["comparisons"][0]["metrics"]["cosine_mean"]["difference"].get<double>(), 0.0);
 
-    // A template on the encoder takes its encoder form: qad-vs-qat is PTQ vs QAD (no QAT of an
-    // encoder), scored by cosine; two QAD steps.
+    // A template on the encoder takes its encoder form: qad-vs-qat is PTQ vs QAD vs QAT (QAT on
+    // the encoder's contrastive loss), scored by cosine and the held-out contrastive loss; two
+    // training steps.
     const CliResult q = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--data", corpus, "--project",
                                  dir + "/q.qlab", "--replicates", "1", "--steps", "2", "--json"});
     ASSERT_EQ(q.exit_code, 0) << q.err;
     const json qj = json::parse(q.out);
-    ASSERT_EQ(qj["cells"].size(), 2u);
-    EXPECT_EQ(qj["metrics"], json::array({"cosine_mean", "cosine_p5", "cosine_min"}));
-    for (const char* cell : {"method=ptq", "method=qad"}) {
+    ASSERT_EQ(qj["cells"].size(), 3u);
+    EXPECT_EQ(qj["metrics"], json::array({"cosine_mean", "cosine_p5", "cosine_min", "contrastive_loss"}));
+    for (const char* cell : {"method=ptq", "method=qad", "method=qat"}) {
         const json* m = cell_metric(qj, cell, "cosine_mean");
         ASSERT_TRUE(m) << cell << q.out;
         EXPECT_GT((*m)["mean"].get<double>(), 0.9) << cell;
         EXPECT_LE((*m)["mean"].get<double>(), 1.0 + 1e-6) << cell;
+        // Each of the 8 held-out sentences against the deletion views of all 8: between a
+        // perfect match (0) and chance (ln 8).
+        const json* loss = cell_metric(qj, cell, "contrastive_loss");
+        ASSERT_TRUE(loss) << cell;
+        EXPECT_GT((*loss)["mean"].get<double>(), 0.0) << cell;
+        EXPECT_LT((*loss)["mean"].get<double>(), std::log(8.0)) << cell;
     }
-    ASSERT_EQ(qj["comparisons"].size(), 1u);
-    EXPECT_EQ(qj["comparisons"][0]["name"], "QAD − PTQ");
+    ASSERT_EQ(qj["comparisons"].size(), 3u);
+    EXPECT_EQ(qj["comparisons"][0]["name"], "QAD − QAT");
+    // Every template has an encoder form now; data-robustness trains on the sentences, their
+    // first third and random sentences (checked against the model, nothing run).
+    const CliResult robust = run_cli({"experiment", "run", "data-robustness", "--model", minilm_dir(), "--data", corpus,
+                                      "--project", dir + "/r.qlab", "--dry-run"});
+    ASSERT_EQ(robust.exit_code, 0) << robust.err;
+    EXPECT_NE(robust.out.find(corpus + "#lines=1-26"), std::string::npos) << robust.out;
+    EXPECT_NE(robust.out.find("synthetic:random-tokens"), std::string::npos) << robust.out;
     const CliResult no_data = run_cli({"experiment", "run", "qad-vs-qat", "--model", minilm_dir(), "--project", dir + "/q.qlab"});
     EXPECT_EQ(no_data.exit_code, 1);
     EXPECT_NE(no_data.err.find("--data"), std::string::npos) << no_data.err;
@@ -350,12 +365,9 @@ TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {
     fs::create_directories(peer_case);
     fs::copy_file(dir + "/mo.json", peer_case + "/plan.json");
     std::ofstream(peer_case + "/expected.json") << json({{"model", cli_test_demo_dir()}, {"arch", "llama"}, {"recipe", plan}}).dump();
-    const std::string peer = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/modelopt_plan_peer.py' '" +
-                             peer_case + "' > '" + dir + "/peer.log' 2>&1";
-    const int peer_rc = std::system(peer.c_str());
-    const std::string peer_log = slurp(dir + "/peer.log");
-    EXPECT_EQ(peer_rc, 0) << peer_log;
-    EXPECT_NE(peer_log.find("; 0 mismatch(es)\nPASS"), std::string::npos) << peer_log;
+    const PeerOutput peer = run_peer_script(peers_python(), "modelopt_plan_peer.py", "'" + peer_case + "'", dir);
+    EXPECT_EQ(peer.status, 0) << peer.output;
+    EXPECT_NE(peer.output.find("; 0 mismatch(es)\nPASS"), std::string::npos) << peer.output;
     // llama.cpp has no NVFP4 / FP8 type: refused, naming a layer.
     const CliResult llama = run_cli({"recipe", "export", "--run", std::to_string(run.id), "--project", project, "--as",
                                      "llama-tensor-types"});

@@ -21,6 +21,7 @@
 #include "engine/io/whole_file.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/peer_paths.h"
+#include "tests/peer_script.h"
 
 namespace ql {
 namespace {
@@ -60,12 +61,9 @@ TEST(DoctorSchemaPeer, UnknownKeysAreErrorsExactlyWhereCompressedTensorsRefuses)
         doctor_refuses[c.name] = error;
         args += " '" + d + "/config.json'";
     }
-    const std::string script = std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/ct_config_validate.py";
-    const std::string log = dir + "/peer.log";
-    const int rc = std::system(("'" + python + "' '" + script + "'" + args + " > '" + log + "' 2>&1").c_str());
-    std::ifstream in(log);
-    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ASSERT_EQ(rc, 0) << output;
+    const test::PeerOutput peer = test::run_peer_script(python, "ct_config_validate.py", args, dir);
+    const std::string& output = peer.output;
+    ASSERT_EQ(peer.status, 0) << output;
     for (const Case& c : cases) {
         const std::string path = dir + "/" + c.name + "/config.json";
         const bool accepted = output.find(path + " accepted") != std::string::npos;

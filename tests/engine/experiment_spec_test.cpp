@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -135,21 +137,30 @@ const std::string kBert = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/bert";
 const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
 
 TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
+    char tmpl[] = "/tmp/quantlab-encoder-form-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::string sentences = dir + "/sentences.txt";
+    {
+        std::ofstream out(sentences);
+        for (int i = 0; i < 90; ++i) out << "Sentence number " << i << " of the corpus.\n";
+    }
     ExperimentOverrides o;
     o.model = kBert;
     o.encoder = true;
-    o.data = "/data/sentences.txt";
+    o.data = sentences;
     o.pairs = "/data/pairs.tsv";
-    // qad-vs-qat on an encoder is PTQ vs QAD (the trainer refuses QAT of an encoder).
+    // qad-vs-qat keeps its three methods: QAT trains the encoder's contrastive loss.
     const ExperimentSpec q = load_experiment("qad-vs-qat", o);
-    ASSERT_EQ(q.cells.size(), 2u);
+    ASSERT_EQ(q.cells.size(), 3u);
     EXPECT_EQ(q.cells[0].key, "method=ptq");
-    EXPECT_EQ(q.cells[1].key, "method=qad");
-    EXPECT_EQ(q.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman"}));
-    ASSERT_EQ(q.comparisons.size(), 1u);
-    EXPECT_EQ(q.comparisons[0].name, "QAD − PTQ");
+    EXPECT_EQ(q.cells[1].key, "method=qat");
+    EXPECT_EQ(q.cells[2].key, "method=qad");
+    EXPECT_EQ(q.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "spearman", "fp_spearman",
+                                                   "contrastive_loss"}));
+    ASSERT_EQ(q.comparisons.size(), 3u);
+    EXPECT_EQ(q.comparisons[0].name, "QAD − QAT");
     for (const Cell& c : q.cells) {
-        EXPECT_EQ(c.parameters.data, "/data/sentences.txt");
+        EXPECT_EQ(c.parameters.data, sentences);
         EXPECT_EQ(c.parameters.eval_data, "");  // the data's validation split
         EXPECT_EQ(c.parameters.calib, "");
         EXPECT_EQ(c.parameters.pairs, "/data/pairs.tsv");
@@ -176,15 +187,60 @@ TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
     EXPECT_FALSE(f.comparisons.empty());
     EXPECT_NO_THROW(check_experiment_models(f));
     EXPECT_EQ(load_experiment("nvfp4-vs-mxfp4", o).cells.size(), 5u);
-    // Templates of QAT or of the synthetic domains have none; sentences are required.
-    EXPECT_NE(load_error("cooldown-fusion", o).find("no sentence-encoder form"), std::string::npos);
-    EXPECT_NE(load_error("qat-fraction", o).find("no sentence-encoder form"), std::string::npos);
-    EXPECT_NE(load_error("data-robustness", o).find("grid.data"), std::string::npos);
+    // data-robustness: the arithmetic domains become the sentences and their first third (90
+    // lines: 1-30), random tokens stay; calibration and scoring on the whole sentences.
+    const ExperimentSpec d = load_experiment("data-robustness", o);
+    ASSERT_EQ(d.cells.size(), 6u);
+    std::set<std::string> data;
+    for (const Cell& c : d.cells) {
+        data.insert(c.parameters.data);
+        EXPECT_EQ(c.parameters.calib, sentences);
+        EXPECT_EQ(c.parameters.eval_data, sentences);
+    }
+    EXPECT_EQ(data, (std::set<std::string>{sentences, sentences + "#lines=1-30", "synthetic:random-tokens"}));
+    ASSERT_EQ(d.comparisons.size(), 3u);
+    EXPECT_EQ(d.comparisons[1].a.at("data"), sentences + "#lines=1-30");
+    EXPECT_EQ(d.comparisons[1].b.at("data"), sentences);
+    EXPECT_EQ(d.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "contrastive_loss"}));
+    EXPECT_NO_THROW(check_experiment_models(d));
+    // cooldown-fusion is QAT with and without an FP phase; qat-fraction fine-tunes the encoder.
+    // Sizes for ~10 minutes on 2 cores: 30 steps (40 with an FP phase of 20), 2 replicates
+    // where a template has more than three training cells.
+    EXPECT_EQ(q.replicates, 3);
+    EXPECT_EQ(q.cells[1].parameters.steps, 30);
+    EXPECT_EQ(d.replicates, 2);
+    const ExperimentSpec c = load_experiment("cooldown-fusion", o);
+    EXPECT_EQ(c.cells.size(), 4u);
+    EXPECT_EQ(c.replicates, 2);
+    std::set<int64_t> fp_steps;
+    for (const Cell& cell : c.cells) {
+        EXPECT_EQ(cell.parameters.steps, 40);
+        fp_steps.insert(cell.parameters.fp_steps);
+    }
+    EXPECT_EQ(fp_steps, (std::set<int64_t>{0, 20}));
+    ASSERT_EQ(c.comparisons.size(), 1u);
+    EXPECT_EQ(c.comparisons[0].a.at("fp_steps"), "20");
+    EXPECT_NO_THROW(check_experiment_models(c));
+    const ExperimentSpec fr = load_experiment("qat-fraction", o);
+    std::set<int64_t> steps;
+    for (const Cell& cell : fr.cells) {
+        steps.insert(cell.parameters.total_steps);
+        EXPECT_DOUBLE_EQ(cell.parameters.lr, 1e-4);
+        EXPECT_EQ(cell.parameters.batch_size, 32);
+    }
+    EXPECT_EQ(steps, (std::set<int64_t>{20, 40}));
+    EXPECT_EQ(fr.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "contrastive_loss",
+                                                    "planner_qat_fraction", "tokens_per_parameter_byte"}));
+    EXPECT_NO_THROW(check_experiment_models(fr));
+    // Sentences are required.
     o.data.clear();
     EXPECT_NE(load_error("qad-vs-qat", o).find("--data"), std::string::npos);
+    o.data = dir + "/missing.txt";
+    EXPECT_NE(load_error("data-robustness", o).find("cannot read the sentences " + dir + "/missing.txt"), std::string::npos);
     // A file is kept as written (the model check below then names its fields).
     EXPECT_EQ(parse_experiment(R"({"quantlab_experiment": 1, "name": "a", "metrics": ["cosine_mean", "spearman", "fp_spearman"]})",
                                "a.json").metrics.size(), 3u);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(ExperimentSpec, MetricsThatTheModelDoesNotReportAreErrorsBeforeAnyRun) {
@@ -204,10 +260,18 @@ TEST(ExperimentSpec, MetricsThatTheModelDoesNotReportAreErrorsBeforeAnyRun) {
     const std::string pairs = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kLlama +
                                            R"(", "pairs": "p.tsv"}, "metrics": ["kl"]})");
     EXPECT_NE(pairs.find("field 'base.pairs'"), std::string::npos) << pairs;
-    // QAT of an encoder, and synthetic data for it, name the field.
-    const std::string qat = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
-                                         R"(", "data": "s.txt"}, "grid": {"method": ["ptq", "qat"]}, "metrics": ["cosine_mean"]})");
-    EXPECT_NE(qat.find("field 'grid.method (qat)'"), std::string::npos) << qat;
+    // QAT of an encoder is its contrastive loss; random sentences are training data it takes
+    // (with real sentences to calibrate on and be scored by), synthetic tasks never.
+    EXPECT_EQ(models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                           R"(", "data": "s.txt"}, "grid": {"method": ["ptq", "qat"]}, "metrics": ["cosine_mean"]})"),
+              "no error");
+    EXPECT_EQ(models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                           R"(", "method": "qat", "data": "synthetic:random-tokens", "calib": "s.txt", "eval_data": "s.txt"}, )"
+                           R"("metrics": ["contrastive_loss"]})"),
+              "no error");
+    const std::string random_scored = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                                                   R"(", "method": "qat", "data": "synthetic:random-tokens"}, "metrics": ["cosine_mean"]})");
+    EXPECT_NE(random_scored.find("field 'base.data'"), std::string::npos) << random_scored;
     const std::string synthetic = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
                                                R"("}, "metrics": ["cosine_mean"]})");
     EXPECT_NE(synthetic.find("field 'base.data'"), std::string::npos) << synthetic;

@@ -14,6 +14,7 @@
 #include "engine/quant/kv_cache_quantizer.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/peer_paths.h"
+#include "tests/peer_script.h"
 
 namespace ql {
 namespace {
@@ -49,13 +50,9 @@ TEST(KvCachePeer, Fp8AndNvfp4MatchModelOptimizer) {
         std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(amax));
         json << "{\"amax\": " << buf << "}\n";
     }
-    const std::string script = std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/kv_cache_modelopt.py";
-    const std::string log = dir + "/peer.log";
-    const int rc = std::system(("'" + python + "' '" + script + "' '" + dir + "' > '" + log + "' 2>&1").c_str());
-    std::ifstream in(log);
-    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(rc, 0) << output;
-    std::printf("%s", output.c_str());
+    const test::PeerOutput peer = test::run_peer_script(python, "kv_cache_modelopt.py", "'" + dir + "'", dir);
+    EXPECT_EQ(peer.status, 0) << peer.output;
+    std::printf("%s", peer.output.c_str());
     std::filesystem::remove_all(dir);
 }
 

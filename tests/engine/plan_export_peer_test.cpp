@@ -23,6 +23,7 @@
 #include "engine/export/gguf_names.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/peer_paths.h"
+#include "tests/peer_script.h"
 
 namespace ql {
 namespace {
@@ -56,21 +57,6 @@ std::string write_case(const std::string& dir, const std::string& name, const st
     return folder;
 }
 
-// Runs tests/peers/<script> with the peers' Python on `quoted_args`; it must exit 0 and print a
-// line "PASS". Its output is shown either way; `dir` (the case files) is removed after.
-void expect_peer_passes(const std::string& python, const std::string& script, const std::string& quoted_args,
-                        const std::string& dir) {
-    const std::string path = std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/" + script;
-    const std::string log = dir + "/peer.log";
-    const int rc = std::system(("'" + python + "' '" + path + "' " + quoted_args + " > '" + log + "' 2>&1").c_str());
-    std::ifstream in(log);
-    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(rc, 0) << output;
-    EXPECT_NE(output.find("\nPASS"), std::string::npos) << output;
-    std::printf("%s", output.c_str());
-    std::filesystem::remove_all(dir);
-}
-
 TEST(PlanExportPeer, ModelOptimizerQuantizesEveryLinearAsThePlanSays) {
     const std::string python = test::peers_python();
     const std::string minilm = test::minilm_dir();
@@ -99,7 +85,7 @@ TEST(PlanExportPeer, ModelOptimizerQuantizesEveryLinearAsThePlanSays) {
         {"quantizer_name": "*layers.1.self_attn.v_proj.input_quantizer", "enable": false},
         {"quantizer_name": "*o_proj*", "enable": false},
         {"quantizer_name": "*lm_head*", "enable": false}]})");
-    expect_peer_passes(python, "modelopt_plan_peer.py", "'" + bert + "' '" + llama + "'", dir);
+    test::expect_peer_passes(python, "modelopt_plan_peer.py", "'" + bert + "' '" + llama + "'", dir);
 }
 
 // llama.cpp's own quantizer (llama_model_quantize, what llama-quantize runs) given the exported
@@ -134,7 +120,7 @@ TEST(PlanExportPeer, LlamaCppQuantizesEveryPlannedTensorToThePlansType) {
             lp->weight_configured() ? types.at(lp->plan().weight.options.format) : std::string("F16");
     ASSERT_EQ(tensors.size(), 15u);
     std::ofstream(dir + "/expected.json") << json({{"tensors", tensors}}).dump(2);
-    expect_peer_passes(python, "llama_tensor_types_peer.py", "'" + dir + "'", dir);
+    test::expect_peer_passes(python, "llama_tensor_types_peer.py", "'" + dir + "'", dir);
 }
 
 }  // namespace

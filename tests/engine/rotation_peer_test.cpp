@@ -15,6 +15,7 @@
 #include "engine/quant/recipe.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/peer_paths.h"
+#include "tests/peer_script.h"
 
 namespace ql {
 namespace {
@@ -32,14 +33,10 @@ void expect_transformers_agree(const std::string& model, const std::string& rota
     run_ptq_pipeline(q, test::tokens_for(m, 4, 1), PtqOptions{}, sink, cancel);
     const std::string dir = test::temp_dir("rotation-peer");
     export_fakequant(q, m.path, dir + "/rotated", false, sink, cancel);
-    const std::string script = std::string(QUANTLAB_SOURCE_DIR) + "/tests/peers/rotation_transformers.py";
-    const std::string log = dir + "/peer.log";
-    const int rc = std::system(("'" + python + "' '" + script + "' '" + m.path + "' '" + dir + "/rotated' " + kind + " > '" +
-                                log + "' 2>&1")
-                                   .c_str());
-    std::ifstream in(log);
-    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(rc, 0) << output;
+    const test::PeerOutput peer =
+        test::run_peer_script(python, "rotation_transformers.py", "'" + m.path + "' '" + dir + "/rotated' " + kind, dir);
+    const std::string& output = peer.output;
+    EXPECT_EQ(peer.status, 0) << output;
     const size_t line = output.rfind("transformers ");
     std::printf("%s %s: %s", model.c_str(), rotation.c_str(), (line == std::string::npos ? output : output.substr(line)).c_str());
     std::filesystem::remove_all(dir);

@@ -89,7 +89,7 @@ TEST(EncoderViews, DashboardPlotsTheCosineCurvesOfAQadRun) {
     ASSERT_NE(view.plot(QStringLiteral("eval")), nullptr);
 }
 
-TEST(EncoderViews, RecipeEditorSwitchesToSentencesPairsAndNoQat) {
+TEST(EncoderViews, RecipeEditorSwitchesToSentencesAndPairsAndKeepsContrastiveQat) {
     RecipeEditor editor;
     auto* pairs = editor.findChild<QLineEdit*>(QStringLiteral("evalPairs"));
     ASSERT_NE(pairs, nullptr);
@@ -101,11 +101,13 @@ TEST(EncoderViews, RecipeEditorSwitchesToSentencesPairsAndNoQat) {
     test::settle();
     EXPECT_TRUE(editor.isEncoder());
     EXPECT_TRUE(pairs->isVisible());
-    EXPECT_EQ(editor.method(), RunSetup::Method::Qad);  // QAT has no loss for an encoder
+    EXPECT_EQ(editor.method(), RunSetup::Method::Qat);  // an encoder's QAT trains its contrastive loss
     auto* method = editor.findChild<QComboBox*>(QStringLiteral("method"));
     auto* model = qobject_cast<QStandardItemModel*>(method->model());
     ASSERT_NE(model, nullptr);
-    EXPECT_FALSE(model->item(method->findData(static_cast<int>(RunSetup::Method::Qat)))->isEnabled());
+    QStandardItem* qat = model->item(method->findData(static_cast<int>(RunSetup::Method::Qat)));
+    EXPECT_TRUE(qat->isEnabled());
+    EXPECT_TRUE(qat->toolTip().contains(QStringLiteral("contrastive loss"))) << qat->toolTip().toStdString();
     editor.setCalibration(QStringLiteral("/data/sentences.txt"));
     auto* train = editor.findChild<QLineEdit*>(QStringLiteral("trainData"));
     train->setText(QStringLiteral("/data/sentences.txt"));
@@ -115,9 +117,10 @@ TEST(EncoderViews, RecipeEditorSwitchesToSentencesPairsAndNoQat) {
     EXPECT_EQ(s.calibration, QStringLiteral("/data/sentences.txt"));
     // Stored with the run and read back for resume / re-run.
     EXPECT_EQ(runSetupFromJson(toJson(s)).evalPairs, QStringLiteral("/data/pairs.tsv"));
-    // A decoder again: no pairs field, no pairs in the setup.
+    // A decoder again: no pairs field, no pairs in the setup, no encoder tooltip.
     editor.setEncoder(false);
     test::settle();
+    EXPECT_TRUE(qat->toolTip().isEmpty());
     EXPECT_FALSE(pairs->isVisible());
     EXPECT_TRUE(editor.setup().evalPairs.isEmpty());
 }

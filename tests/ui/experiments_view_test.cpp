@@ -321,6 +321,9 @@ TEST_F(ExperimentsViewTest, TheFrontierMarksUniformRecipesAndMixedPlansApartAndT
     ExperimentResultPanel* panel = view->resultPanel();
     ASSERT_TRUE(panel->setMetric(QStringLiteral("kl")));
     IntervalPlot* frontier = panel->frontierPlot();
+    // KL spans decades: its frontier has a log axis (every KL here is positive).
+    EXPECT_TRUE(frontier->logScaleDrawn());
+    EXPECT_EQ(frontier->customPlot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
     const QStringList groups{QStringLiteral("uniform recipes"), QStringLiteral("mixed: NVFP4+FP8+BF16"),
                              QStringLiteral("mixed: NVFP4+BF16")};
     EXPECT_EQ(frontier->pointGroups(), groups);
