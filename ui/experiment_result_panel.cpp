@@ -34,7 +34,7 @@ using nlohmann::json;
 // Metrics where smaller is better: the frontier's front and the plots' wording follow them.
 bool lowerIsBetter(const QString& metric) {
     return metric.startsWith(QLatin1String("kl")) || metric.startsWith(QLatin1String("loss")) ||
-           metric == QLatin1String("bits_per_parameter");
+           metric == QLatin1String("contrastive_loss") || metric == QLatin1String("bits_per_parameter");
 }
 
 // Metrics that describe a run rather than score it: not offered as the plotted metric.

@@ -23,7 +23,8 @@ bool is_rate(const std::string& metric) {
 // Metrics that cannot be negative (a KL divergence, a cross-entropy, a size): their cells'
 // intervals stop at 0 as a rate's stop at [0, 1].
 bool is_nonnegative(const std::string& metric) {
-    return metric == "kl" || metric == "loss" || metric == "bits_per_parameter" || metric == "tokens_per_parameter_byte";
+    return metric == "kl" || metric == "loss" || metric == "contrastive_loss" || metric == "bits_per_parameter" ||
+           metric == "tokens_per_parameter_byte";
 }
 
 // The key of the cell that `cell` becomes with the comparison's b values in place of a's.

@@ -241,6 +241,10 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
             if (names_bits || names_decoder_preset) continue;
             for (const char* side : {"a", "b"})
                 if (c[side].contains("data")) c[side]["data"] = sentences_for(c[side]["data"]);
+            // The demo's "+ only" (one arithmetic domain) is the sentences' first third here.
+            std::string name = c.value("name", "");
+            if (const size_t at = name.find("+ only"); at != std::string::npos) name.replace(at, 6, "first third");
+            c["name"] = name;
             comparisons.push_back(c);
         }
         j["comparisons"] = comparisons;

@@ -199,6 +199,7 @@ TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
     }
     EXPECT_EQ(data, (std::set<std::string>{sentences, sentences + "#lines=1-30", "synthetic:random-tokens"}));
     ASSERT_EQ(d.comparisons.size(), 3u);
+    EXPECT_EQ(d.comparisons[1].name, "first third − all, QAD");
     EXPECT_EQ(d.comparisons[1].a.at("data"), sentences + "#lines=1-30");
     EXPECT_EQ(d.comparisons[1].b.at("data"), sentences);
     EXPECT_EQ(d.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "contrastive_loss"}));
