@@ -137,7 +137,12 @@ void IntervalPlot::setPoints(const QVector<Item>& points, bool higherIsBetter, c
     QVector<int> order;
     for (int i = 0; i < m_points.size(); ++i)
         if (finite(m_points[i].x) && finite(m_points[i].value)) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [this](int a, int b) { return m_points[a].x < m_points[b].x; });
+    // At equal bits the better point comes first, so that the worse one (which it dominates) is
+    // not on the front.
+    std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
+        if (m_points[a].x != m_points[b].x) return m_points[a].x < m_points[b].x;
+        return m_higherIsBetter ? m_points[a].value > m_points[b].value : m_points[a].value < m_points[b].value;
+    });
     m_front.clear();
     double best = std::numeric_limits<double>::quiet_NaN();
     for (int i : order) {
@@ -312,8 +317,18 @@ void IntervalPlot::rebuild() {
         g->setLineStyle(QCPGraph::lsNone);
         g->setScatterStyle(grouped ? QCPScatterStyle(QCPScatterStyle::ssNone)
                                    : QCPScatterStyle(QCPScatterStyle::ssDisc, m_style.primary, m_style.primary, 8));
+        // On a log axis a whisker whose low end is at or below zero (a KL interval clipped at 0)
+        // runs down to the axis' lower edge, a decade below the smallest positive number drawn.
+        const bool log = logScaleDrawn();
+        double floor = std::numeric_limits<double>::infinity();
+        if (log)
+            for (const Item& p : m_points)
+                for (double v : {p.value, p.low, p.high})
+                    if (finite(v) && v > 0) floor = std::min(floor, v / 10);
+        QVector<Item> whiskers = m_points;
         QVector<double> xs, ys;
-        for (const Item& p : m_points) {
+        for (Item& p : whiskers) {
+            if (log && finite(p.low) && p.low <= 0) p.low = floor;
             xs.push_back(p.x);
             ys.push_back(p.value);
             extend(xlo, xhi, p.x);
@@ -322,7 +337,7 @@ void IntervalPlot::rebuild() {
         g->setData(xs, ys, true);
         if (!grouped) g->addToLegend();
         else g->removeFromLegend();
-        addWhiskers(m_plot, g, m_points, grouped ? m_style.muted : m_style.primary);
+        addWhiskers(m_plot, g, whiskers, grouped ? m_style.muted : m_style.primary);
         // Horizontal whiskers where x has an interval (mixed plans' bits across replicates).
         if (std::any_of(m_points.begin(), m_points.end(), [](const Item& p) { return finite(p.xLow) && finite(p.xHigh); })) {
             auto* spread = new QCPErrorBars(m_plot->xAxis, m_plot->yAxis);
@@ -379,7 +394,7 @@ void IntervalPlot::rebuild() {
         // Room on the right for the last point's label.
         if (xlo <= xhi) xhi += (xhi - xlo) * 0.12 + 0.1;
         padRange(m_plot->xAxis, xlo, xhi, false);
-        if (logScaleDrawn()) {
+        if (log) {
             m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
             m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
             m_plot->yAxis->setRange(ylo / 1.5, yhi * 1.5);
@@ -433,8 +448,7 @@ void IntervalPlot::setLogScale(bool on) {
 bool IntervalPlot::logScaleDrawn() const {
     if (!m_logScale || m_mode != Mode::Points || m_points.isEmpty()) return false;
     for (const Item& p : m_points)
-        for (double v : {p.value, p.low, p.high})
-            if (finite(v) && v <= 0) return false;
+        if (finite(p.value) && p.value <= 0) return false;
     return std::any_of(m_points.begin(), m_points.end(), [](const Item& p) { return finite(p.value); });
 }
 

@@ -12,7 +12,8 @@
 //   bits per parameter, y = the metric), horizontal whiskers where a point's x has an interval
 //   (the bits a mixed plan came to across replicates), and the Pareto front through the points
 //   no other point beats at fewer bits. setLogScale draws its y axis logarithmic (KL spans
-//   decades) when every value and bound is positive. Points are clickable: pointClicked(index); setSelectedPoint rings one.
+//   decades) when every value is positive; a whisker reaching 0 or below then runs to the axis'
+//   lower edge. Points are clickable: pointClicked(index); setSelectedPoint rings one.
 //   Groups of points (uniform recipes, mixed plans per menu) get their own marks and legend entries.
 // Wheel/drag zoom and pan, double-click resets; right click: Save as PNG/SVG/PDF, Copy data as CSV.
 #pragma once
@@ -82,7 +83,7 @@ public:
     void setTitle(const QString& title);
     void setAxisLabels(const QString& x, const QString& y);
     void setExportName(const QString& name) { m_exportName = name; }
-    // Points mode: a logarithmic value axis (when every value and bound drawn is > 0; else linear).
+    // Points mode: a logarithmic value axis (when every value is > 0; else linear).
     void setLogScale(bool on);
     bool logScaleDrawn() const;
 

@@ -212,6 +212,11 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
         kept_grids.push_back(grid);
     }
     if (base.value("method", "") == "fp-then-qat") {
+        // The title says what runs: a fine-tune of the pretrained encoder, not training from scratch.
+        std::string title = j.value("title", "");
+        if (const size_t at = title.find(" from scratch"); at != std::string::npos)
+            title.replace(at, 13, " of fine-tuning the pretrained encoder");
+        j["title"] = title;
         base["lr"] = 1e-4;  // a pretrained encoder's fine-tuning rate (the demo's 1e-3 is for training from scratch)
         base["batch_size"] = 32;
     }
@@ -312,6 +317,7 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
         to_encoder_form(j, file, o);
         base = j["base"];
         spec.replicates = j["replicates"].get<int64_t>();  // the form's size (a template always names it)
+        spec.title = j.value("title", spec.title);
     }
     for (const auto& [k, v] : base.items()) check_parameter(file, "base." + k, k, v);
 

@@ -230,6 +230,8 @@ TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
         EXPECT_EQ(cell.parameters.batch_size, 32);
     }
     EXPECT_EQ(steps, (std::set<int64_t>{20, 40}));
+    EXPECT_EQ(fr.title, "Token budgets x QAT fractions of fine-tuning the pretrained encoder, INT2 weights, beside the "
+                        "planner's predicted fraction");
     EXPECT_EQ(fr.metrics, (std::vector<std::string>{"cosine_mean", "cosine_p5", "cosine_min", "contrastive_loss",
                                                     "planner_qat_fraction", "tokens_per_parameter_byte"}));
     EXPECT_NO_THROW(check_experiment_models(fr));

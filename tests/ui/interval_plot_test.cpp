@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The frontier plot's two ways of showing spread beyond the metric's interval: horizontal
 // whiskers for points whose x varies across replicates (a mixed plan's bits), and a logarithmic
-// value axis (KL) that falls back to linear when a value or bound is not positive.
+// value axis (KL) that falls back to linear when a value is not positive.
 #include "plots/interval_plot.h"
 
 #include <QTest>
@@ -54,6 +54,19 @@ TEST(IntervalPlot, PointsWithAnIntervalOfXGetHorizontalWhiskers) {
     EXPECT_GE(plot.customPlot()->xAxis->range().upper, 8.5);
 }
 
+// At equal bits the better point dominates: INT4 g64 and NVFP4 both take 4.69 bits per
+// parameter, and only NVFP4 (lower KL) is on the front.
+TEST(IntervalPlot, TheFrontSkipsAPointBeatenAtTheSameBits) {
+    IntervalPlot plot;
+    plot.setPoints({point(4.44, 0.014, kNaN, kNaN), point(4.69, 0.0023, kNaN, kNaN), point(4.69, 0.0002, kNaN, kNaN),
+                    point(6.41, 0.00001, kNaN, kNaN)},
+                   /*higherIsBetter=*/false);
+    EXPECT_EQ(plot.paretoFront(), (QVector<int>{0, 2, 3}));
+    // Higher is better: the same rule with the order of values reversed.
+    plot.setPoints({point(4.0, 0.90, kNaN, kNaN), point(4.0, 0.95, kNaN, kNaN), point(5.0, 0.97, kNaN, kNaN)}, true);
+    EXPECT_EQ(plot.paretoFront(), (QVector<int>{1, 2}));
+}
+
 TEST(IntervalPlot, ALogScaleIsDrawnOnlyForPositiveValues) {
     IntervalPlot plot;
     plot.resize(800, 500);
@@ -67,8 +80,17 @@ TEST(IntervalPlot, ALogScaleIsDrawnOnlyForPositiveValues) {
     EXPECT_LT(y->range().lower, 0.0003);
     EXPECT_GT(y->range().lower, 0.0);
     EXPECT_GT(y->range().upper, 0.10);
-    // A bound at or below zero cannot be drawn on a log axis: linear instead.
-    plot.setPoints({point(4.5, 0.09, 0.08, 0.10), point(8.5, 0.0004, -0.0001, 0.0009)});
+    // An interval clipped at 0 (a KL's) keeps the log axis: its whisker runs to the axis' lower
+    // edge, a decade below the smallest positive number (here the value 0.0004).
+    plot.setPoints({point(4.5, 0.09, 0.08, 0.10), point(8.5, 0.0004, 0.0, 0.0009)});
+    EXPECT_TRUE(plot.logScaleDrawn());
+    EXPECT_EQ(y->scaleType(), QCPAxis::stLogarithmic);
+    const auto drawn = plot.drawnIntervals();
+    ASSERT_EQ(drawn.size(), 2);
+    EXPECT_NEAR(drawn[1].low, 0.00004, 1e-12);
+    EXPECT_NEAR(y->range().lower, 0.00004 / 1.5, 1e-12);
+    // A value at or below zero cannot be drawn on a log axis: linear instead.
+    plot.setPoints({point(4.5, 0.09, 0.08, 0.10), point(8.5, 0.0, 0.0, 0.0009)});
     EXPECT_FALSE(plot.logScaleDrawn());
     EXPECT_EQ(y->scaleType(), QCPAxis::stLinear);
     // Off again: linear.
