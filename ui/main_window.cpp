@@ -43,6 +43,9 @@
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
 #include "ui/experiments_view.h"
+#include "ui/generate_view.h"
+#include "ui/open_model_dialog.h"
+#include "ui/run_launcher.h"
 #include "ui/export_doctor_view.h"
 #include "ui/format_explorer_view.h"
 #include "ui/block_walkthrough_panel.h"
@@ -117,6 +120,29 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     });
     connect(m_experiments, &ExperimentsView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
     addView(QStringLiteral("experiments"), tr("Experiments"), m_experiments);
+
+    // Generate (docs/GUI.md "Generate"): the open model and the project's quantized runs, text side by side.
+    m_generate = new GenerateView;
+    m_generate->setObjectName(QStringLiteral("generateView"));
+    connect(m_workbench, &Workbench::modelOpened, m_generate, [this](const QString& path) {
+        const ModelSummary& s = m_workbench->modelPanel()->summary();
+        m_generate->setReferenceModel(QString::fromStdString(s.path.empty() ? path.toStdString() : s.path), s.generates_text,
+                                      s.has_chat_template);
+    });
+    connect(m_workbench->watcher(), &ProjectWatcher::runsChanged, m_generate, [this](const QVector<RunRow>& runs) {
+        QList<GenerateView::Candidate> candidates;
+        for (const RunRow& r : runs) {
+            if (r.status != QLatin1String("completed") || (r.kind != QLatin1String("ptq") && r.kind != QLatin1String("qat") &&
+                                                           r.kind != QLatin1String("qad")))
+                continue;
+            const QString folder = runModelFolder(r.kind, r.configJson);
+            if (folder.isEmpty() || !QFileInfo::exists(folder)) continue;
+            candidates.append({QStringLiteral("#%1 %2 %3").arg(r.id).arg(r.kind, r.recipe), folder});
+        }
+        m_generate->setCandidates(candidates);
+    });
+    connect(m_generate, &GenerateView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    addView(QStringLiteral("generate"), tr("Generate"), m_generate);
 
     connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onViewChanged);
     m_navigation->setCurrentRow(0);
@@ -280,8 +306,8 @@ void MainWindow::openProjectInteractively() {
 }
 
 void MainWindow::openModelInteractively() {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open an HF model folder or a QuantLab checkpoint"), QDir::homePath());
-    if (!dir.isEmpty()) openModel(dir);
+    OpenModelDialog dialog(this);
+    if (dialog.exec() == QDialog::Accepted && !dialog.choice().isEmpty()) openModel(dialog.choice());
 }
 
 void MainWindow::updateRecentMenu() {

@@ -22,6 +22,7 @@ class QStackedWidget;
 namespace ql {
 
 class ExperimentsView;
+class GenerateView;
 class ExportDoctorView;
 class FormatExplorerView;
 class ThemeManager;
@@ -52,6 +53,7 @@ public:
     FormatExplorerView* formatExplorer() const { return m_explorer; }
     ExportDoctorView* exportDoctor() const { return m_doctor; }
     ExperimentsView* experiments() const { return m_experiments; }
+    GenerateView* generateView() const { return m_generate; }
     ThemeManager* themeManager() const { return m_theme; }
     QString statusSummary() const;
 
@@ -97,6 +99,7 @@ private:
     FormatExplorerView* m_explorer = nullptr;
     ExportDoctorView* m_doctor = nullptr;
     ExperimentsView* m_experiments = nullptr;
+    GenerateView* m_generate = nullptr;
     QList<QLabel*> m_statusLabels;
     Workbench* m_workbench = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -20,12 +20,17 @@ namespace {
 const char* kUsage =
     "quantlab-cli eval MODEL --data D [--teacher T] [--pairs P] [--json]\n"
     "    [--device cpu|cuda|cuda:N]\n"
-    "    [--split train|validation|all] [--samples N] [--seed S] [--seq-len T] [--batch-size B] [--dtype uint16|uint32]\n\n"
-    "MODEL, T: an HF model folder, or 'demo' (the built-in demo model, see 'quantlab-cli demo').\n"
+    "    [--split train|validation|all] [--samples N] [--seed S] [--seq-len T] [--batch-size B] [--dtype uint16|uint32]\n"
+    "    [--windows quantlab|hf|llama] [--stride S]\n\n"
+    "MODEL, T: an HF model folder, a GGUF file, or 'demo' (the built-in demo model, see 'quantlab-cli demo').\n"
     "D: a text file or folder of .txt files, a token file (.npy, nanoGPT .bin), an IDX image file, or a\n"
     "built-in spec: synthetic:arith, synthetic:arith:+ / :- / :*, synthetic:copy, synthetic:reverse,\n"
     "synthetic:random-tokens (docs/DATA.md). Synthetic tasks are scored on held-out problems unless --split\n"
     "says otherwise; files are evaluated whole.\n"
+    "Text is cut into windows of --seq-len T tokens (docs/DATA.md \"Perplexity windows\"): quantlab (default) T + 1\n"
+    "tokens every T, each token predicted once; hf: transformers' fixed-length windows of T every --stride S (default\n"
+    "T), later windows scoring their last S; llama: llama-perplexity's chunks of T, BOS first when the model adds one,\n"
+    "the second half scored.\n"
     "Encoders (BERT, sentence-transformers folders): D holds sentences, one per line, or is a pairs file\n"
     "(sentence1<TAB>sentence2<TAB>score); with --teacher the embeddings' cosine to the teacher's, with a pairs file the\n"
     "Spearman correlation of the pairs' cosine with their scores, with an MLM head the masked-LM loss; --pairs P adds\n"
@@ -80,7 +85,8 @@ void print_text(const EvalRequest& req, const EvalReport& r) {
 
 int run(const std::vector<std::string>& args) {
     ArgParser p("eval",
-                {"--data", "--teacher", "--split", "--samples", "--seed", "--seq-len", "--batch-size", "--dtype", "--pairs", "--device"},
+                {"--data", "--teacher", "--split", "--samples", "--seed", "--seq-len", "--batch-size", "--dtype", "--pairs", "--device",
+                 "--windows", "--stride"},
                 {"--json"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("eval: missing MODEL (an HF model folder or 'demo')");
@@ -98,6 +104,8 @@ int run(const std::vector<std::string>& args) {
     req.sequence_length = p.positive_integer("--seq-len");
     req.batch_size = p.positive_integer("--batch-size");
     req.token_dtype = p.value("--dtype").value_or("");
+    req.windows = p.value("--windows").value_or("");
+    req.stride = p.positive_integer("--stride");
     if (!req.token_dtype.empty() && req.token_dtype != "uint16" && req.token_dtype != "uint32")
         throw UserError("eval: --dtype must be uint16 or uint32, got '" + req.token_dtype + "'");
 

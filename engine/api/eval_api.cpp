@@ -56,6 +56,11 @@ EvalReport run_eval(const EvalRequest& request, JobSink& sink, const Cancellatio
     options.seed = request.seed;
     options.sequence_length = request.sequence_length;
     options.token_dtype = request.token_dtype;
+    if (!request.windows.empty()) options.windows.kind = parse_text_windows(request.windows);
+    if (request.stride < 0) throw UserError("eval: the stride must be positive");
+    if (request.stride > 0 && options.windows.kind != TextWindows::Kind::Fixed)
+        throw UserError("eval: --stride applies to --windows hf");
+    options.windows.stride = request.stride;
     const Dataset data = load_dataset(request.data, options, student.data);
     if (data.size() == 0) throw UserError("data '" + request.data + "': the " + split_name(data.split) + " split is empty");
     EvalOptions eval_options;

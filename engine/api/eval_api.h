@@ -25,6 +25,8 @@ struct EvalRequest {
     int64_t sequence_length = 0;  // 0 = default
     int64_t batch_size = 0;       // 0 = about 8192 tokens per batch
     std::string token_dtype;      // raw .bin token files: "uint16" | "uint32" | "" (infer)
+    std::string windows;          // text windows: "quantlab" (default) | "hf" | "llama" (docs/DATA.md)
+    int64_t stride = 0;           // windows "hf": tokens between window starts (0 = the window length)
     // Encoders: a pairs file whose Spearman correlations (model, teacher) are reported besides
     // the metrics on `data` ("" = none; `data` may itself be a pairs file).
     std::string pairs;

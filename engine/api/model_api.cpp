@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/api/model_api.h"
 
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/core/ScalarType.h>
 
 #include <cctype>
+#include <cstring>
 #include <map>
 
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
 #include "engine/export/gguf_type_mix.h"
 #include "engine/io/gguf_kernel_types.h"
+#include "engine/loading/gguf_conversion.h"
 #include "engine/loading/model_source.h"
 #include "engine/models/model_device.h"
 #include "engine/quant/quant_plan.h"
@@ -159,6 +163,9 @@ ModelSummary inspect_model(const std::string& model) {
     s.is_demo = m.is_demo;
     s.config = m.model->config();
     s.parameter_count = m.model->parameter_count();
+    s.generates_text = m.model->generates_text() && m.text.has_text();
+    s.has_chat_template = m.text.chat_template.has_value();
+    s.chat_template_origin = m.text.chat_template_origin;
     for (const auto& [name, t] : m.model->named_parameters()) {
         ParameterSummary p;
         p.name = name;
@@ -192,6 +199,37 @@ std::vector<std::string> available_compute_devices() {
     if (cuda.torch_has_cuda && cuda.quantlab_has_cuda)
         for (int i = 0; i < cuda.gpus; ++i) devices.push_back("cuda:" + std::to_string(i));
     return devices;
+}
+
+ConvertedFolder convert_gguf_model(const std::string& gguf_path, const std::string& out, bool force) {
+    const GgufConversion c = convert_gguf_to_hf(gguf_path, out, force);
+    return {c.folder, c.files, c.warnings};
+}
+
+TokenizedText tokenize_text(const std::string& model, const std::string& text) {
+    const OpenedModel m = open_model(model);
+    if (!m.data.encode_text || !m.text.has_text())
+        throw UserError(m.path + " has no tokenizer for text (tokenizer.json or tokenizer.ggml.*)");
+    TokenizedText t;
+    t.ids = m.data.encode_text(text, "text");
+    for (int64_t id : t.ids) t.pieces.push_back(m.text.decode({id}));
+    return t;
+}
+
+NdArray model_logits(const std::string& model, const NdArray& ids, const std::string& device) {
+    if (ids.shape.size() != 2) throw UserError("logits: token ids must be [batch, tokens], got " + shape_string(ids.shape));
+    if (ids.dtype != DType::Int64 && ids.dtype != DType::Int32) throw UserError("logits: token ids must be int64 or int32");
+    OpenedModel m = open_model(model);
+    move_opened_model(m, torch_device(device));
+    std::vector<int64_t> values(static_cast<size_t>(ids.numel()));
+    for (size_t i = 0; i < values.size(); ++i)
+        values[i] = ids.dtype == DType::Int64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
+    c10::InferenceMode inference;
+    const at::Tensor input = on_model_device(*m.model, at::tensor(values, at::kLong).reshape({ids.shape[0], ids.shape[1]}));
+    const at::Tensor logits = m.model->forward(input).to(at::kCPU, at::kFloat).contiguous();
+    NdArray out = NdArray::zeros(DType::Float32, {logits.sizes().begin(), logits.sizes().end()});
+    std::memcpy(out.bytes.data(), logits.data_ptr<float>(), out.bytes.size());
+    return out;
 }
 
 }  // namespace ql

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/nd_array.h"
+
 #include "engine/models/model_config.h"
 
 namespace ql {
@@ -64,6 +66,10 @@ struct ModelSummary {
     // file's own ("gguf_q4_k", 4.5), weight_quantizer says "<type> (from file)".
     bool is_gguf = false;
     GgufFileSummary gguf;
+    // Text: whether the model generates (a decoder with a tokenizer) and has a chat template.
+    bool generates_text = false;
+    bool has_chat_template = false;
+    std::string chat_template_origin;
 };
 
 // MODEL: an HF folder, a QuantLab quantized checkpoint (layers carry its quantizers), a GGUF file
@@ -98,5 +104,26 @@ std::vector<std::string> recipe_misfits(const std::string& model, const std::vec
 // GPU that this build can use (a LibTorch with CUDA and QuantLab's CUDA kernels; docs/CLI.md
 // "Devices"). Debian's CPU-only LibTorch gives {"cpu"}.
 std::vector<std::string> available_compute_devices();
+
+// `quantlab-cli convert`: a GGUF file written as a Hugging Face model folder
+// (engine/loading/gguf_conversion.h). UserError for files that do not open as a model.
+struct ConvertedFolder {
+    std::string folder;
+    std::vector<std::string> files, warnings;
+};
+ConvertedFolder convert_gguf_model(const std::string& gguf_path, const std::string& out, bool force);
+
+// `quantlab-cli tokenize`: the token ids of `text` as the model's data path reads text (no special
+// tokens added: add_special_tokens false) and each id's text. UserError when the model has no
+// tokenizer.
+struct TokenizedText {
+    std::vector<int64_t> ids;
+    std::vector<std::string> pieces;  // the decoded text of each id alone
+};
+TokenizedText tokenize_text(const std::string& model, const std::string& text);
+
+// `quantlab-cli logits`: the model's float32 logits [B, T, vocab] for token ids [B, T] (Int64 or
+// Int32), for comparison with other tools. UserError for ids outside the vocabulary.
+NdArray model_logits(const std::string& model, const NdArray& ids, const std::string& device = "cpu");
 
 }  // namespace ql

@@ -223,6 +223,61 @@ Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, 
     return window_rows(windows, n, length + 1, split, source);
 }
 
+TextWindows::Kind parse_text_windows(const std::string& name) {
+    if (name == "quantlab") return TextWindows::Kind::QuantLab;
+    if (name == "hf" || name == "transformers") return TextWindows::Kind::Fixed;
+    if (name == "llama" || name == "llama.cpp") return TextWindows::Kind::Llama;
+    throw UserError("windows '" + name + "' is not one of quantlab, hf, llama");
+}
+
+const char* text_windows_name(TextWindows::Kind kind) {
+    switch (kind) {
+        case TextWindows::Kind::QuantLab: return "quantlab";
+        case TextWindows::Kind::Fixed: return "hf";
+        case TextWindows::Kind::Llama: return "llama";
+    }
+    return "?";
+}
+
+Dataset make_text_windows(const std::vector<int64_t>& tokens, int64_t length, const TextWindows& w,
+                          const DataContext& context, DataSplit split, const std::string& source) {
+    if (w.kind == TextWindows::Kind::QuantLab) return make_window_dataset(tokens, length, split, source);
+    if (length < 2) throw UserError(source + ": windows need at least 2 tokens, got " + std::to_string(length));
+    const int64_t stride = w.kind == TextWindows::Kind::Fixed && w.stride > 0 ? w.stride : length;
+    if (stride > length)
+        throw UserError(source + ": the stride " + std::to_string(stride) + " is longer than the window " + std::to_string(length));
+    const auto n_tokens = static_cast<int64_t>(tokens.size());
+    const int64_t n = n_tokens >= length ? (n_tokens - length) / stride + 1 : 0;
+    if (n == 0)
+        throw UserError(source + ": " + std::to_string(n_tokens) + " tokens are fewer than one window of " +
+                        std::to_string(length) + "; use a shorter --seq-len");
+    if (w.kind == TextWindows::Kind::Llama && context.add_bos && context.bos_id < 0)
+        throw UserError(source + ": llama windows start with BOS, and the model adds one but names none");
+    std::vector<int64_t> inputs(static_cast<size_t>(n * length)), targets(static_cast<size_t>(n * length), Dataset::kIgnoreIndex);
+    for (int64_t r = 0; r < n; ++r) {
+        const int64_t start = r * stride;
+        int64_t* in = inputs.data() + r * length;
+        int64_t* tg = targets.data() + r * length;
+        std::copy_n(tokens.begin() + start, length, in);
+        int64_t first_scored = 0;  // input position whose next token is the first scored
+        if (w.kind == TextWindows::Kind::Fixed) {
+            if (r > 0 && stride < length) first_scored = length - stride - 1;
+        } else {
+            first_scored = length / 2;
+            if (context.add_bos) in[0] = context.bos_id;
+        }
+        for (int64_t i = first_scored; i + 1 < length; ++i) tg[i] = tokens[static_cast<size_t>(start + i + 1)];
+    }
+    const auto [begin, end] = split_range(n, split, source);
+    Dataset d;
+    d.kind = Dataset::Kind::Tokens;
+    d.name = source;
+    d.split = split;
+    d.inputs = long_tensor(inputs, {n, length}).slice(0, begin, end).contiguous();
+    d.targets = long_tensor(targets, {n, length}).slice(0, begin, end).contiguous();
+    return d;
+}
+
 Dataset slice_dataset(const Dataset& d, int64_t start, int64_t count) {
     Dataset s = d;
     const int64_t end = std::min(d.size(), start + count);
@@ -359,7 +414,7 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
                                 std::to_string(context.max_positions));
             return take(window_rows(f.tokens, f.rows, f.columns, split, spec), options.samples);
         }
-        return take(make_window_dataset(f.tokens, length, split, spec), options.samples);
+        return take(make_text_windows(f.tokens, length, options.windows, context, split, spec), options.samples);
     }
     if (!std::filesystem::is_directory(spec, ec) && looks_like_idx(spec)) {
         if (context.vocab_size > 0) throw UserError(spec + ": image data need an image model (mlp, cnn); " + model + " takes tokens");
@@ -371,12 +426,17 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
     if (!context.encode_text)
         throw UserError(spec + ": " + model + " has no tokenizer for text data (tokenizer.json); use a pre-tokenized "
                         ".npy/.bin file");
-    const std::vector<int64_t> tokens = tokenize_documents(read_text_documents(spec), context.encode_text, context.eos_id);
+    std::vector<int64_t> tokens = tokenize_documents(read_text_documents(spec), context.encode_text, context.eos_id);
+    // Fixed and llama windows read the text as the peers tokenize it: no end-of-text token after
+    // the last document.
+    if (options.windows.kind != TextWindows::Kind::QuantLab && context.eos_id >= 0 && !tokens.empty() &&
+        tokens.back() == context.eos_id)
+        tokens.pop_back();
     for (size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i] < 0 || tokens[i] >= context.vocab_size)
             throw UserError(spec + ": the tokenizer produced id " + std::to_string(tokens[i]) + " outside " + model +
                             "'s vocabulary of " + std::to_string(context.vocab_size));
-    return take(make_window_dataset(tokens, length, split, spec), options.samples);
+    return take(make_text_windows(tokens, length, options.windows, context, split, spec), options.samples);
 }
 
 }  // namespace ql

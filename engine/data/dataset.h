@@ -56,6 +56,8 @@ struct DataContext {
     int64_t max_positions = 0;   // longest sequence the model takes
     TextEncoder encode_text;     // empty: text data is refused with a UserError
     int64_t eos_id = -1;         // appended after every text document when >= 0
+    int64_t bos_id = -1;         // TextWindows::Llama: the BOS that starts each chunk when add_bos
+    bool add_bos = false;
     std::string model_name;      // for messages
     // Encoders: text files are read as sentences, one per line (or pairs files), each encoded by
     // encode_sentence into at most sentence_length tokens and padded with pad_id.
@@ -63,6 +65,29 @@ struct DataContext {
     int64_t sentence_length = 0;
     int64_t pad_id = 0;
 };
+
+// How a token stream (text, a flat token file) is cut into windows and which positions are
+// scored (docs/DATA.md "Perplexity windows"). T = DataOptions::sequence_length.
+//   QuantLab   windows of T + 1 tokens starting every T tokens: each token after the first is
+//              predicted once, with the previous tokens of its window as context. Documents end
+//              with the model's end-of-text token.
+//   Fixed      transformers' fixed-length windows (its perplexity guide): windows of T tokens
+//              starting every `stride` tokens (0 = T), the tail that fills no window dropped; the
+//              first window scores its T - 1 predictions, later ones only the predictions of their
+//              last `stride` tokens (all T - 1 when stride = T). No BOS; documents are separated by
+//              the end-of-text token, none after the last.
+//   Llama      llama.cpp's llama-perplexity: non-overlapping chunks of T tokens (tail dropped),
+//              the chunk's first token replaced by BOS when the model adds one (DataContext::
+//              add_bos), and only the second half scored: positions T/2 .. T-2 predicting the
+//              next token (T - 1 - T/2 predictions a chunk). Documents as Fixed.
+struct TextWindows {
+    enum class Kind { QuantLab, Fixed, Llama };
+    Kind kind = Kind::QuantLab;
+    int64_t stride = 0;  // Fixed only
+};
+// "quantlab" | "hf" | "llama"; UserError otherwise.
+TextWindows::Kind parse_text_windows(const std::string& name);
+const char* text_windows_name(TextWindows::Kind kind);
 
 struct DataOptions {
     // Unset: validation for synthetic tasks (held-out problems), all for files.
@@ -75,6 +100,7 @@ struct DataOptions {
                                    // (0 = min(max_positions, 256); random tokens min(.., 64));
                                    // sentences: tokens per sentence (0 = the encoder's length)
     std::string token_dtype;       // nanoGPT .bin files: "uint16" | "uint32" ("" = infer)
+    TextWindows windows;           // text and flat token files
 };
 
 Dataset load_dataset(const std::string& spec, const DataOptions& options, const DataContext& context);
@@ -111,6 +137,11 @@ Dataset make_random_sentence_dataset(const DataContext& context, int64_t length,
 // the rest train. `source` names the file in errors.
 Dataset make_window_dataset(const std::vector<int64_t>& tokens, int64_t length, DataSplit split,
                             const std::string& source);
+
+// A token stream cut as `windows` says (windows.kind QuantLab: make_window_dataset), split by
+// windows like make_window_dataset. UserError naming `source` when no window fits.
+Dataset make_text_windows(const std::vector<int64_t>& tokens, int64_t length, const TextWindows& windows,
+                          const DataContext& context, DataSplit split, const std::string& source);
 
 // Rows [start, start + count) of a data set (a view; all fields sliced alike). Padded sentence
 // data lose the padding columns that no row of the slice uses. pair_scores are not sliced (a

@@ -48,6 +48,15 @@ std::string pre_tokenizer_name(const json& tok, std::vector<std::string>& warnin
     if (dump.find(R"(\\p{L}+|\\p{N}|)") != std::string::npos) return "qwen2";    // single digits
     const auto& pre = tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : json();
     if (pre.is_object() && pre.value("type", "") == "ByteLevel" && pre.value("use_regex", true)) return "gpt-2";
+    // SmolLM: Digits(individual_digits) then GPT-2's ByteLevel split (llama.cpp's "smollm").
+    if (pre.is_object() && pre.value("type", "") == "Sequence" && pre.contains("pretokenizers") &&
+        pre["pretokenizers"].is_array() && pre["pretokenizers"].size() == 2) {
+        const json& digits = pre["pretokenizers"][0];
+        const json& bytes = pre["pretokenizers"][1];
+        if (digits.is_object() && digits.value("type", "") == "Digits" && digits.value("individual_digits", false) &&
+            bytes.is_object() && bytes.value("type", "") == "ByteLevel" && bytes.value("use_regex", true))
+            return "smollm";
+    }
     warnings.push_back("tokenizer.json: pre-tokenizer not recognised; GGUF tokenizer.ggml.pre = \"default\" "
                        "(llama.cpp may split text differently from the original tokenizer)");
     return "default";

@@ -10,6 +10,7 @@
 #include "engine/core/errors.h"
 #include "engine/data/synthetic_tasks.h"
 #include "engine/export/gguf_tokenizer_metadata.h"
+#include "engine/loading/llama_pre_tokenizers.h"
 #include "engine/text/tokenizer_components.h"
 #include "engine/text/unicode_text.h"
 
@@ -17,28 +18,6 @@ namespace ql {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// The pre-tokenizer splits transformers uses for llama.cpp's tokenizer.ggml.pre names
-// (gguf_tokenizer_mapping.py GGUF_PRE_TOKENIZER_SPLITS; the Llama 3 and Qwen2 regexes are those
-// of their tokenizer.json files).
-const char* kLlama3Split =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* kQwen2Split =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-const char* split_for(const std::string& pre) {
-    static const std::map<std::string, const char*> splits = {
-        {"llama3", kLlama3Split},   {"llama-v3", kLlama3Split}, {"llama-bpe", kLlama3Split}, {"falcon3", kLlama3Split},
-        {"smaug-bpe", kLlama3Split}, {"dbrx", kLlama3Split},    {"qwen2", kQwen2Split},     {"deepseek-r1-qwen", kQwen2Split},
-        {"megrez", kQwen2Split}};
-    const auto it = splits.find(pre);
-    return it == splits.end() ? nullptr : it->second;
-}
-
-// llama.cpp matches whole words against the vocabulary before merging for these
-// (llama-vocab.cpp: tokenizer_ignore_merges for LLAMA_VOCAB_PRE_TYPE_LLAMA3), as Llama 3's own
-// tokenizer.json does ("ignore_merges": true).
-bool ignores_merges(const std::string& pre) { return pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe"; }
 
 class TokenizerKeys {
 public:
@@ -59,8 +38,10 @@ public:
         const GgufValue* v = find(key);
         if (!v) return std::nullopt;
         const int64_t x = get(key, [&](const GgufValue& g) { return g.as_int(key); });
-        // llama.cpp treats an id outside the vocabulary as absent (with a warning); so do we.
-        if (x < 0 || x >= tokens) return std::nullopt;
+        // llama.cpp only warns and carries on with an id outside the vocabulary; generation would
+        // then index with it, so a file that says so is refused.
+        if (x < 0 || x >= tokens)
+            fail(key, std::to_string(x) + " is outside the vocabulary of " + std::to_string(tokens) + " tokens");
         return static_cast<int32_t>(x);
     }
     bool flag(const std::string& key, bool fallback) const {
@@ -73,6 +54,25 @@ public:
 private:
     const GgufFile& f_;
 };
+
+// The tokenizer.json pre-tokenizer doing llama.cpp's splits: GPT-2's regex alone is ByteLevel's own
+// split; smollm's is written as SmolLM's tokenizer.json has it (Digits(individual_digits) +
+// ByteLevel, the same pieces); any other list as Split(regex, Isolated) per regex, in order, then
+// ByteLevel without its regex (transformers' set_split_regex form).
+json byte_level_pre_tokenizer(const LlamaPreTokenizer& pre) {
+    auto byte_level = [](bool use_regex) {
+        return json{{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", use_regex}};
+    };
+    if (pre.regexes.size() == 1 && pre.regexes[0] == gpt2_split_regex()) return byte_level(true);
+    if (pre.type == "smollm")
+        return {{"type", "Sequence"},
+                {"pretokenizers", json::array({{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)})}};
+    json list = json::array();
+    for (const std::string& r : pre.regexes)
+        list.push_back({{"type", "Split"}, {"pattern", {{"Regex", r}}}, {"behavior", "Isolated"}, {"invert", false}});
+    list.push_back(byte_level(false));
+    return {{"type", "Sequence"}, {"pretokenizers", list}};
+}
 
 bool is_demo_vocabulary(const std::vector<std::string>& tokens) {
     if (static_cast<int64_t>(tokens.size()) != synthetic_vocab::kSize) return false;
@@ -232,6 +232,14 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
         v.pre = k.get("tokenizer.ggml.pre", [](const GgufValue& g) { return g.as_string("tokenizer.ggml.pre"); });
     v.bos_id = k.id("tokenizer.ggml.bos_token_id", v.token_count);
     v.eos_id = k.id("tokenizer.ggml.eos_token_id", v.token_count);
+    v.eot_id = k.id("tokenizer.ggml.eot_token_id", v.token_count);
+    v.eom_id = k.id("tokenizer.ggml.eom_token_id", v.token_count);
+    // The other special ids are checked too (gguf-py spells the separator "seperator").
+    for (const char* key : {"tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
+                            "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.mask_token_id"})
+        (void)k.id(key, v.token_count);
+    if (k.find("tokenizer.chat_template"))
+        v.chat_template = k.get("tokenizer.chat_template", [](const GgufValue& g) { return g.as_string("tokenizer.chat_template"); });
     std::vector<int32_t> types;
     if (k.find("tokenizer.ggml.token_type")) {
         types = k.get("tokenizer.ggml.token_type", [](const GgufValue& g) { return g.as_i32s("tokenizer.ggml.token_type"); });
@@ -241,7 +249,8 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
     std::vector<std::string> merges;
     if (k.find("tokenizer.ggml.merges"))
         merges = k.get("tokenizer.ggml.merges", [](const GgufValue& g) { return g.as_strings("tokenizer.ggml.merges"); });
-    v.add_bos = k.flag("tokenizer.ggml.add_bos_token", v.model == "llama");
+    const LlamaPreTokenizer* known_pre = v.model == "gpt2" ? llama_pre_tokenizer(v.pre) : nullptr;
+    v.add_bos = k.flag("tokenizer.ggml.add_bos_token", v.model == "llama" || (known_pre && known_pre->add_bos));
 
     if (v.model == "gpt2" && merges.empty()) {
         if (is_demo_vocabulary(tokens)) {
@@ -257,6 +266,7 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
                 {"normalizer", nullptr}};
     json vocab = json::object();
     if (v.model == "gpt2") {
+        bool ignore_merges = false;
         std::vector<std::string> spelled(tokens.size());
         for (size_t i = 0; i < tokens.size(); ++i) spelled[i] = byte_level_spelling(tokens[i]);
         for (size_t i = 0; i < spelled.size(); ++i) vocab[spelled[i]] = static_cast<int64_t>(i);  // last id wins, as a dict
@@ -269,26 +279,19 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
             else if (t == static_cast<int32_t>(GgufTokenType::UserDefined))
                 tok["added_tokens"].push_back(added_token(static_cast<int64_t>(i), tokens[i], false));
         }
-        if (const char* split = split_for(v.pre)) {
-            tok["pre_tokenizer"] = {{"type", "Sequence"},
-                                    {"pretokenizers",
-                                     json::array({{{"type", "Split"},
-                                                   {"pattern", {{"Regex", split}}},
-                                                   {"behavior", "Isolated"},
-                                                   {"invert", false}},
-                                                  {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
-                                                   {"use_regex", false}}})}};
-        } else {
-            if (!v.pre.empty() && v.pre != "gpt-2" && v.pre != "default")
-                v.warnings.push_back(f.path() + ": tokenizer.ggml.pre '" + v.pre +
-                                     "' is not one QuantLab knows; GPT-2's pre-tokenizer is used (text may split differently)");
-            tok["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+        const LlamaPreTokenizer* pre = llama_pre_tokenizer(v.pre);
+        if (!pre) {
+            v.warnings.push_back(f.path() + ": tokenizer.ggml.pre '" + v.pre +
+                                 "' is not one QuantLab knows; GPT-2's pre-tokenizer is used (text may split differently)");
+            pre = llama_pre_tokenizer("gpt-2");
         }
+        ignore_merges = pre->ignore_merges;
+        tok["pre_tokenizer"] = byte_level_pre_tokenizer(*pre);
         tok["post_processor"] = plain_post_processor();
         tok["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
         tok["model"] = {{"type", "BPE"},          {"dropout", nullptr},     {"unk_token", nullptr},
                         {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}, {"fuse_unk", false},
-                        {"byte_fallback", false}, {"ignore_merges", ignores_merges(v.pre)}, {"vocab", vocab},
+                        {"byte_fallback", false}, {"ignore_merges", ignore_merges}, {"vocab", vocab},
                         {"merges", split_merges(merges, k)}};
     } else if (v.model == "llama") {
         for (size_t i = 0; i < tokens.size(); ++i) vocab[tokens[i]] = static_cast<int64_t>(i);  // last id wins, as a dict

@@ -2,10 +2,10 @@
 // The tokenizer a GGUF file describes (tokenizer.ggml.*; key names gguf-py/gguf/constants.py
 // Keys.Tokenizer), rebuilt as the tokenizer.json that transformers builds from the same keys
 // (transformers/integrations/gguf/gguf_tokenizer_mapping.py, the peer tests/engine checks against):
-//   model "gpt2" with merges   byte-level BPE (GPT2Tokenizer: ByteLevel pre-tokenizer and decoder);
-//                              tokenizer.ggml.pre "llama-bpe"/"llama3"/... and "qwen2"/... replace the
-//                              pre-tokenizer by Split(<that tokenizer's regex>, isolated) + ByteLevel
-//                              without regex (set_split_regex)
+//   model "gpt2" with merges   byte-level BPE (GPT2Tokenizer: ByteLevel pre-tokenizer and decoder)
+//                              split as llama.cpp splits for tokenizer.ggml.pre (llama_pre_tokenizers.h:
+//                              "smollm" digits apart, "llama-bpe" ..., "qwen2" ...) -- where transformers'
+//                              converter differs (it drops smollm's digit split), llama.cpp is followed
 //   model "llama"              sentencepiece BPE with byte fallback (LlamaTokenizer: Metaspace
 //                              prepend "first" unless tokenizer.ggml.add_space_prefix is false, merges
 //                              from the file or recovered from the scores as generate_merges does)
@@ -33,12 +33,14 @@ struct GgufVocabulary {
     bool is_demo = false;              // QuantLab's synthetic character vocabulary
     std::optional<std::string> tokenizer_json;  // the rebuilt tokenizer.json (when text can be encoded)
     std::optional<int32_t> bos_id, eos_id;      // tokenizer.ggml.bos_token_id / eos_token_id
+    std::optional<int32_t> eot_id, eom_id;      // end of turn / end of message (llama.cpp's end-of-generation ids)
+    std::optional<std::string> chat_template;   // tokenizer.chat_template (Jinja source)
     bool add_bos = false;              // tokenizer.ggml.add_bos_token
     std::vector<std::string> warnings;
 };
 
-// UserError naming the file and key for malformed tokenizer metadata (wrong types, merges or
-// ids that do not fit the token list).
+// UserError naming the file and key for malformed tokenizer metadata (wrong types, merges, or a
+// special-token id (bos, eos, eot, eom, unknown, padding, separator, mask) outside the token list).
 GgufVocabulary gguf_vocabulary(const GgufFile& file);
 
 }  // namespace ql

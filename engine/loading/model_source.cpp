@@ -42,7 +42,7 @@ bool uses_demo_vocabulary(const std::string& folder) {
     return j.is_object() && j.value("vocabulary", "") == "quantlab-synthetic-v1";
 }
 
-TextEncoder tokenizer_encoder(std::shared_ptr<Tokenizer> tokenizer) {
+TextEncoder tokenizer_encoder(std::shared_ptr<const Tokenizer> tokenizer) {
     return [tokenizer](const std::string& text, const std::string&) {
         const std::vector<int32_t> ids = tokenizer->encode(text, /*add_special_tokens=*/false);
         return std::vector<int64_t>(ids.begin(), ids.end());
@@ -60,7 +60,7 @@ std::string lowercase_text(const std::string& s) {
 }
 
 // Sentences: [CLS] text [SEP], at most the sentence length of the sentence-transformers config.
-void set_sentence_encoder(OpenedModel& m, const std::shared_ptr<Tokenizer>& tokenizer) {
+void set_sentence_encoder(OpenedModel& m, const std::shared_ptr<const Tokenizer>& tokenizer) {
     const ModelConfig& c = m.model->config();
     const SentenceEmbeddingConfig& st = c.sentence;
     m.data.sentence_length = st.max_seq_length > 0 ? std::min(st.max_seq_length, c.max_positions) : c.max_positions;
@@ -100,12 +100,13 @@ OpenedModel open_model(const std::string& model) {
     m.data.model_name = model;
     m.is_demo = m.gguf ? m.gguf->vocabulary.is_demo : uses_demo_vocabulary(m.path);
     if (m.gguf && m.gguf->vocabulary.tokenizer_json) {
-        auto tokenizer = std::make_shared<Tokenizer>(
-            Tokenizer::from_json(*m.gguf->vocabulary.tokenizer_json, m.path + " (tokenizer.ggml.*)"));
+        m.text = gguf_model_text(m.gguf->vocabulary, m.path);
+        const auto tokenizer = m.text.tokenizer;
         m.data.encode_text = tokenizer_encoder(tokenizer);
         if (m.gguf->vocabulary.eos_id) m.data.eos_id = *m.gguf->vocabulary.eos_id;
         if (m.model->is_encoder()) set_sentence_encoder(m, tokenizer);  // a bert GGUF
     } else if (m.is_demo) {
+        m.text = demo_text();
         m.data.encode_text = [](const std::string& text, const std::string& source) {
             return synthetic_vocab::encode(text, source);
         };
@@ -113,11 +114,17 @@ OpenedModel open_model(const std::string& model) {
     }
     else if (std::error_code ec; std::filesystem::exists(m.path + "/tokenizer.json", ec)) {
         // Read when the model is opened, so a broken tokenizer.json is reported up front.
-        auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_file(m.path + "/tokenizer.json"));
+        m.text = hf_folder_text(m.path, c.vocab_size);
+        const auto tokenizer = m.text.tokenizer;
         m.data.encode_text = tokenizer_encoder(tokenizer);
         // Documents are separated by the end-of-text token, as nanoGPT's prepare.py does.
         if (const auto eos = tokenizer->special_ids().eos) m.data.eos_id = *eos;
         if (m.model->is_encoder()) set_sentence_encoder(m, tokenizer);
+    }
+    if (m.text.bos_id && m.text.has_text()) {
+        m.data.bos_id = *m.text.bos_id;
+        const std::vector<int64_t> probe = m.text.encode_prompt("a");
+        m.data.add_bos = !probe.empty() && probe.front() == *m.text.bos_id;
     }
     return m;
 }

@@ -10,6 +10,7 @@
 
 #include "engine/data/dataset.h"
 #include "engine/loading/gguf_model.h"
+#include "engine/loading/model_text.h"
 #include "engine/models/model.h"
 #include "engine/quant/quantized_model.h"
 
@@ -19,6 +20,7 @@ struct OpenedModel {
     std::unique_ptr<Model> model;
     std::string path;       // the folder (or the .gguf file)
     bool is_demo = false;   // the built-in demo (quantlab.json says so): character vocabulary
+    ModelText text;         // tokenizer, special tokens, chat template (model_text.h)
     DataContext data;       // vocabulary, positions, text encoder (demo: synthetic_vocab; else
                             // tokenizer.json when the folder has one); encoders: sentences
     int64_t mask_token_id = -1;  // encoders: the tokenizer's [MASK] (masked-LM evaluation), -1 = none

@@ -4,8 +4,10 @@
 #include <ATen/ops/arange.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "engine/models/transformer_ops.h"
+#include "engine/core/errors.h"
 #include "engine/core/string_suffix.h"
 
 namespace ql {
@@ -52,14 +54,18 @@ bool Gpt2Model::ignorable(const std::string& name) const {
     return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") || Model::ignorable(name);
 }
 
-at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids) {
+at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids, KvCache* cache) {
     const ModelConfig& c = config_;
+    const int64_t past = cache ? cache->length() : 0;
     check_token_ids(ids, c.vocab_size, c.max_positions, c.name.empty() ? c.model_type : c.name);
+    if (past + ids.size(1) > c.max_positions)
+        throw UserError((c.name.empty() ? c.model_type : c.name) + ": position " + std::to_string(past + ids.size(1)) +
+                        " is past the " + std::to_string(c.max_positions) + " positions the model has");
     const int64_t t = ids.size(1), h = c.hidden_size;
-    const at::Tensor visible = causal_visibility(t, 0, ids.options());
+    const at::Tensor visible = causal_visibility(t, 0, ids.options(), past);
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
 
-    at::Tensor x = residual_.pass(0, wte_.forward(ids) + wpe_.forward(at::arange(t, ids.options())));
+    at::Tensor x = residual_.pass(0, wte_.forward(ids) + wpe_.forward(at::arange(past, past + t, ids.options())));
     size_t stage = 0;
     for (const Block& b : blocks_) {
         const at::Tensor qkv = b.c_attn.forward(layer_norm(x, b.ln_1, c.norm_eps));
@@ -67,12 +73,18 @@ at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids) {
         at::Tensor k = split_heads(qkv.narrow(-1, h, h), c.num_heads, c.head_dim);
         at::Tensor v = split_heads(qkv.narrow(-1, 2 * h, h), c.num_heads, c.head_dim);
         b.attention.apply(q, k, v);  // the KV cache's point, before attention
+        if (cache) std::tie(k, v) = cache->store(stage / 2, k, v);
         x = residual_.pass(++stage, x + b.attn_c_proj.forward(attention(q, k, v, visible, scale)));
         x = residual_.pass(++stage, x + b.mlp_c_proj.forward(activate(b.c_fc.forward(layer_norm(x, b.ln_2, c.norm_eps)), c.activation)));
     }
+    if (cache) cache->advance(t);
     return layer_norm(x, ln_f_, c.norm_eps);
 }
 
 at::Tensor Gpt2Model::forward(const at::Tensor& ids) { return lm_head_.forward(hidden_states(ids)); }
+
+at::Tensor Gpt2Model::forward_cached(const at::Tensor& ids, KvCache& cache) {
+    return lm_head_.forward(hidden_states(ids, &cache));
+}
 
 }  // namespace ql

@@ -3,6 +3,8 @@
 
 #include "engine/models/transformer_ops.h"
 
+#include <tuple>
+
 namespace ql {
 
 LlamaModel::LlamaModel(ModelConfig config) : Model(std::move(config)), blocks_(static_cast<size_t>(config_.num_layers)) {
@@ -41,12 +43,12 @@ bool LlamaModel::ignorable(const std::string& name) const {
     return Model::ignorable(name);
 }
 
-at::Tensor LlamaModel::hidden_states(const at::Tensor& ids) {
+at::Tensor LlamaModel::hidden_states(const at::Tensor& ids, KvCache* cache) {
     const ModelConfig& c = config_;
     check_token_ids(ids, c.vocab_size, 0, c.name.empty() ? c.model_type : c.name);
-    const int64_t t = ids.size(1);
-    const RopeTables rope = rope_tables(c, t, ids.device());
-    const at::Tensor visible = causal_visibility(t, c.sliding_window, ids.options());
+    const int64_t t = ids.size(1), past = cache ? cache->length() : 0;
+    const RopeTables rope = rope_tables(c, t, ids.device(), past);
+    const at::Tensor visible = causal_visibility(t, c.sliding_window, ids.options(), past);
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
 
     at::Tensor x = residual_.pass(0, embed_tokens_.forward(ids));
@@ -57,13 +59,19 @@ at::Tensor LlamaModel::hidden_states(const at::Tensor& ids) {
         at::Tensor k = apply_rope(split_heads(b.k_proj.forward(a), c.num_kv_heads, c.head_dim), rope);
         at::Tensor v = split_heads(b.v_proj.forward(a), c.num_kv_heads, c.head_dim);
         b.attention.apply(q, k, v);  // the KV cache's point: K after RoPE, V, before attention
+        if (cache) std::tie(k, v) = cache->store(stage / 2, k, v);
         x = residual_.pass(++stage, x + b.o_proj.forward(attention(q, k, v, visible, scale)));
         const at::Tensor m = rms_norm(x, b.post_attention_layernorm, c.norm_eps);
         x = residual_.pass(++stage, x + b.down_proj.forward(activate(b.gate_proj.forward(m), c.activation) * b.up_proj.forward(m)));
     }
+    if (cache) cache->advance(t);
     return rms_norm(x, norm_, c.norm_eps);
 }
 
 at::Tensor LlamaModel::forward(const at::Tensor& ids) { return lm_head_.forward(hidden_states(ids)); }
+
+at::Tensor LlamaModel::forward_cached(const at::Tensor& ids, KvCache& cache) {
+    return lm_head_.forward(hidden_states(ids, &cache));
+}
 
 }  // namespace ql

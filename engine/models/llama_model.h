@@ -17,8 +17,11 @@ public:
 
     // input_ids [B, T] int64 -> logits [B, T, vocab] float32.
     at::Tensor forward(const at::Tensor& input_ids) override;
-    // The final-norm hidden state [B, T, hidden] (before lm_head).
-    at::Tensor hidden_states(const at::Tensor& input_ids);
+    at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache) override;
+    bool generates_text() const override { return true; }
+    // The final-norm hidden state [B, T, hidden] (before lm_head); with a cache, of the tokens
+    // after the cached ones (forward_cached).
+    at::Tensor hidden_states(const at::Tensor& input_ids, KvCache* cache = nullptr);
 
     bool ignorable(const std::string& name) const override;
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/models/attention_site.h"
+#include "engine/models/kv_cache.h"
 #include "engine/models/model_config.h"
 #include "engine/models/quantizable_layer.h"
 #include "engine/models/residual_stream.h"
@@ -45,6 +46,13 @@ public:
     // MLP: inputs [B, input_size] float32 -> logits [B, classes]; CNN: [B, C, S, S] -> [B, classes].
     // Bad inputs (dtype, shape, ids out of range, too long) throw UserError.
     virtual at::Tensor forward(const at::Tensor& inputs) = 0;
+
+    // Decoders (text generation): the logits [B, T, vocab] of input_ids [B, T] that follow the
+    // cache's length() positions already stored, reading and extending `cache` (one entry per
+    // attention site); forward(ids) equals forward_cached over any split of ids into consecutive
+    // parts with one cache. Other models: UserError (generates_text() is false).
+    virtual at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache);
+    virtual bool generates_text() const { return false; }
 
     // Token models on a padded batch: input_ids [B, T] with attention_mask [B, T] (non-zero =
     // real token; undefined = all real). Decoders ignore the mask (their attention is causal, so

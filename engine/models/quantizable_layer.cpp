@@ -17,6 +17,7 @@ const char* layer_kind_name(LayerKind kind) {
 }
 
 at::Tensor QuantizableLayer::effective_weight() const {
+    if (frozen_weight.defined()) return frozen_weight;
     return weight_quantizer ? weight_quantizer(weight) : weight;
 }
 

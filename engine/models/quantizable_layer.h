@@ -34,7 +34,12 @@ struct QuantizableLayer {
     // of `weight` (x H (W H)^T = x W^T), and it stays when the quantizers are removed.
     TensorHook input_rotation;
 
-    // The weight as forward uses it: weight_quantizer(weight), or weight when unset.
+    // weight_quantizer(weight) computed once and kept while neither changes (inference: text
+    // generation, evaluation), so that a forward does not quantize the weight again
+    // (FrozenEffectiveWeights sets and clears it). Undefined otherwise.
+    at::Tensor frozen_weight;
+    // The weight as forward uses it: frozen_weight when set, else weight_quantizer(weight), or
+    // weight when unset.
     at::Tensor effective_weight() const;
     // input_quantizer(input_rotation(x)), each when set.
     at::Tensor quantize_input(const at::Tensor& x) const;

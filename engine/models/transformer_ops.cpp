@@ -62,9 +62,9 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& c) {
     return at::where(medium, smoothed, scaled);
 }
 
-RopeTables rope_tables(const ModelConfig& c, int64_t seq_len, at::Device device) {
+RopeTables rope_tables(const ModelConfig& c, int64_t seq_len, at::Device device, int64_t start) {
     const at::Tensor inv_freq = rope_inverse_frequencies(c).to(device);
-    const at::Tensor positions = at::arange(seq_len, at::TensorOptions(device).dtype(at::kLong)).to(at::kFloat);
+    const at::Tensor positions = at::arange(start, start + seq_len, at::TensorOptions(device).dtype(at::kLong)).to(at::kFloat);
     const at::Tensor freqs = positions.unsqueeze(1) * inv_freq.unsqueeze(0);  // [T, D/2]
     const at::Tensor emb = at::cat({freqs, freqs}, -1);
     return {emb.cos(), emb.sin()};
@@ -76,9 +76,9 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& rope) {
     return x * rope.cos + rotated * rope.sin;
 }
 
-at::Tensor causal_visibility(int64_t t, int64_t sliding_window, const at::TensorOptions& options) {
-    const at::Tensor i = at::arange(t, options.dtype(at::kLong)).unsqueeze(1);
-    const at::Tensor j = at::arange(t, options.dtype(at::kLong)).unsqueeze(0);
+at::Tensor causal_visibility(int64_t t, int64_t sliding_window, const at::TensorOptions& options, int64_t past) {
+    const at::Tensor i = at::arange(past, past + t, options.dtype(at::kLong)).unsqueeze(1);
+    const at::Tensor j = at::arange(past + t, options.dtype(at::kLong)).unsqueeze(0);
     at::Tensor visible = j <= i;
     if (sliding_window > 0) visible = visible.logical_and(j > i - sliding_window);
     return visible;

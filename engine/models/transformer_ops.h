@@ -27,20 +27,21 @@ at::Tensor rms_norm(const at::Tensor& x, const NormParams& norm, double eps);
 // silu / swish, relu.
 at::Tensor activate(const at::Tensor& x, const std::string& activation);
 
-// RoPE tables for positions 0..T-1: cos, sin [T, head_dim] float32, rotate_half layout (the two
-// halves of a head hold the same frequencies), from inv_freq computed in float32 exactly as
-// transformers' compute_default_rope_parameters / linear / llama3 variants.
+// RoPE tables for positions start..start+T-1: cos, sin [T, head_dim] float32, rotate_half layout
+// (the two halves of a head hold the same frequencies), from inv_freq computed in float32 exactly
+// as transformers' compute_default_rope_parameters / linear / llama3 variants.
 struct RopeTables {
     at::Tensor cos, sin;
 };
 at::Tensor rope_inverse_frequencies(const ModelConfig& config);  // [head_dim / 2] float32, CPU
-RopeTables rope_tables(const ModelConfig& config, int64_t seq_len, at::Device device = at::kCPU);
+RopeTables rope_tables(const ModelConfig& config, int64_t seq_len, at::Device device = at::kCPU, int64_t start = 0);
 // x [B, H, T, D] -> x * cos + rotate_half(x) * sin (transformers apply_rotary_pos_emb).
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& rope);
 
-// Which keys each query may see: bool [T, T], true = visible. Causal: j <= i; with a sliding
-// window w > 0 also j > i - w (transformers masking_utils sliding_window_overlay).
-at::Tensor causal_visibility(int64_t seq_len, int64_t sliding_window, const at::TensorOptions& device);
+// Which keys each query may see: bool [T, past + T], true = visible, for queries at positions
+// past..past+T-1 (past = tokens already in a KV cache) and keys at 0..past+T-1. Causal: j <= i;
+// with a sliding window w > 0 also j > i - w (transformers masking_utils sliding_window_overlay).
+at::Tensor causal_visibility(int64_t seq_len, int64_t sliding_window, const at::TensorOptions& device, int64_t past = 0);
 
 // Scaled dot-product attention as transformers' eager_attention_forward:
 // softmax(q k^T * scale, masked) v in float32. q [B, Hq, T, D], k and v [B, Hkv, T, D] with

@@ -275,3 +275,54 @@ TEST(Dataset, SpecErrorsNameTheSpec) {
 
 }  // namespace
 }  // namespace ql
+
+namespace ql {
+namespace {
+
+std::vector<int64_t> row_of(const at::Tensor& t, int64_t r) {
+    const at::Tensor row = t.select(0, r).contiguous();
+    return {row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()};
+}
+
+TEST(TextWindows, FixedWindowsScoreAsTransformersPerplexityGuide) {
+    std::vector<int64_t> tokens(23);
+    for (int64_t i = 0; i < 23; ++i) tokens[static_cast<size_t>(i)] = 100 + i;
+    const int64_t x = Dataset::kIgnoreIndex;
+    TextWindows w;
+    w.kind = TextWindows::Kind::Fixed;
+    const Dataset d = make_text_windows(tokens, 8, w, DataContext{}, DataSplit::All, "t");
+    ASSERT_EQ(d.size(), 2);  // 23 tokens: two windows of 8 start at 0 and 8, the tail of 7 is dropped
+    EXPECT_EQ(row_of(d.inputs, 1), (std::vector<int64_t>{108, 109, 110, 111, 112, 113, 114, 115}));
+    EXPECT_EQ(row_of(d.targets, 1), (std::vector<int64_t>{109, 110, 111, 112, 113, 114, 115, x}));
+    w.stride = 4;  // windows at 0, 4, 8, 12: later ones score the predictions of their last 4 tokens
+    const Dataset s = make_text_windows(tokens, 8, w, DataContext{}, DataSplit::All, "t");
+    ASSERT_EQ(s.size(), 4);
+    EXPECT_EQ(row_of(s.targets, 0), (std::vector<int64_t>{101, 102, 103, 104, 105, 106, 107, x}));
+    EXPECT_EQ(row_of(s.targets, 1), (std::vector<int64_t>{x, x, x, 108, 109, 110, 111, x}));
+    // Every token from 101 to 115 is predicted exactly once.
+    EXPECT_EQ((s.targets != x).sum().item<int64_t>(), 7 + 3 * 4);
+}
+
+TEST(TextWindows, LlamaChunksScoreTheSecondHalfAfterBos) {
+    std::vector<int64_t> tokens(20);
+    for (int64_t i = 0; i < 20; ++i) tokens[static_cast<size_t>(i)] = 100 + i;
+    const int64_t x = Dataset::kIgnoreIndex;
+    TextWindows w;
+    w.kind = TextWindows::Kind::Llama;
+    DataContext c;
+    c.bos_id = 1;
+    c.add_bos = true;
+    const Dataset d = make_text_windows(tokens, 8, w, c, DataSplit::All, "t");
+    ASSERT_EQ(d.size(), 2);
+    EXPECT_EQ(row_of(d.inputs, 1), (std::vector<int64_t>{1, 109, 110, 111, 112, 113, 114, 115}));
+    // first = 8 / 2: positions 4..6 predict tokens 5..7 of the chunk (8 - 1 - 4 = 3 predictions).
+    EXPECT_EQ(row_of(d.targets, 1), (std::vector<int64_t>{x, x, x, x, 113, 114, 115, x}));
+    c.add_bos = false;
+    EXPECT_EQ(row_of(make_text_windows(tokens, 8, w, c, DataSplit::All, "t").inputs, 0)[0], 100);
+    EXPECT_EQ(parse_text_windows("hf"), TextWindows::Kind::Fixed);
+    EXPECT_THROW(parse_text_windows("sliding"), UserError);
+    EXPECT_THROW(make_text_windows(std::vector<int64_t>(5, 1), 8, w, c, DataSplit::All, "t"), UserError);
+}
+
+}  // namespace
+}  // namespace ql

@@ -290,6 +290,15 @@ TEST(GgufModel, LyingFilesAreUserErrorsNamingFileAndField) {
     EXPECT_NE(load().find("metadata 'tokenizer.ggml.token_type': 3 entries for 128 tokens"), std::string::npos) << load();
     set("tokenizer.ggml.tokens", GgufValue::u32(5));
     EXPECT_NE(load().find("metadata 'tokenizer.ggml.tokens': expected an array of strings"), std::string::npos) << load();
+    // Special-token ids outside the vocabulary: generation would index with them.
+    for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id"}) {
+        with_metadata([&](GgufMetadata& md) {
+            md.erase(std::remove_if(md.begin(), md.end(), [&](const auto& kv) { return kv.first == key; }), md.end());
+            md.emplace_back(key, GgufValue::u32(5000));
+        });
+        EXPECT_NE(load().find(bad + ": metadata '" + key + "': 5000 is outside the vocabulary of 128 tokens"), std::string::npos)
+            << load();
+    }
 
     // Tensors: a NaN, a missing one, an extra one.
     rewrite(good, bad, [](GgufMetadata&) {}, [](const GgufTensorInfo& t, std::vector<int64_t>&, std::vector<uint8_t>& b) {

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""QuantLab on the real SmolLM2-135M-Instruct checked by its peers, in one process per fixture.
+
+    real_model_peer.py MANIFEST.json RESULTS.json
+
+The C++ test (tests/app/cli_real_model_peer_test.cpp) writes what QuantLab computed into MANIFEST;
+this script recomputes each item with the peers and writes RESULTS = {"checks": [{"name", "pass",
+"detail"}]}; it exits 0 even when a check fails (the test asserts each check by name) and 1 when it
+cannot run at all (a peer missing: the test fails, never skips).
+
+  tokens     QuantLab's ids of each corpus file == llama.cpp's tokenizer (llama_tokenize on the GGUF,
+             vocab only, no BOS, specials not parsed) == transformers' AutoTokenizer on the folder
+             `quantlab-cli convert` wrote
+  logits     transformers FP32 on that folder, same token ids: max |logit difference| <= 1e-3 and the
+             mean next-token NLL relative difference <= 1e-5
+  ppl_hf     transformers' mean NLL over the same fixed-length windows of its own tokenization of the
+             text (no BOS, windows of T every T, tail dropped, T - 1 predictions each) == QuantLab's
+             `eval --windows hf` loss, relative difference <= 1e-5, and the same prediction count
+  greedy     transformers' greedy generate (apply_chat_template, add_generation_prompt) == QuantLab's
+             greedy tokens, token for token
+  gguf_ppl   llama.cpp (llama-cpp-python, logits of every position) on each exported GGUF file over
+             llama-perplexity's chunks (the second half of each chunk of T scored, no BOS for this
+             model): perplexity within 0.5 % of QuantLab's own (`eval FILE.gguf --windows llama`)
+"""
+import json
+import math
+import sys
+
+import numpy as np
+
+
+def main():
+    manifest = json.load(open(sys.argv[1]))
+    checks = []
+
+    def check(name, ok, detail):
+        checks.append({"name": name, "pass": bool(ok), "detail": detail})
+        print(("PASS " if ok else "FAIL ") + name + ": " + detail, flush=True)
+
+    import llama_cpp
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(2)
+    gguf, folder = manifest["gguf"], manifest["hf_folder"]
+    vocab = llama_cpp.Llama(model_path=gguf, vocab_only=True, verbose=False)
+    hf_tok = AutoTokenizer.from_pretrained(folder)
+
+    for item in manifest["tokens"]:
+        text = open(item["text"], encoding="utf-8").read()
+        ours = np.load(item["ids"]).astype(np.int64).tolist()
+        llama = vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        hf = hf_tok(text, add_special_tokens=False)["input_ids"]
+        first = next((i for i, (a, b) in enumerate(zip(ours, llama)) if a != b), None)
+        check("tokens:" + item["name"] + ":llama.cpp", ours == llama,
+              f"{len(ours)} QuantLab ids, {len(llama)} llama.cpp ids" + ("" if first is None else f", first difference at {first}"))
+        first = next((i for i, (a, b) in enumerate(zip(ours, hf)) if a != b), None)
+        check("tokens:" + item["name"] + ":transformers", ours == hf,
+              f"{len(ours)} QuantLab ids, {len(hf)} transformers ids" + ("" if first is None else f", first difference at {first}"))
+
+    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+    model.eval()
+
+    lg = manifest["logits"]
+    ids = torch.from_numpy(np.load(lg["ids"]).astype(np.int64))
+    ours = torch.from_numpy(np.load(lg["logits"]))
+    with torch.no_grad():
+        theirs = model(ids).logits.float()
+    diff = (ours - theirs).abs().max().item()
+    nll = lambda logits: torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).double(),
+                                                           ids[:, 1:].reshape(-1)).item()
+    n_ours, n_theirs = nll(ours), nll(theirs)
+    rel = abs(n_ours - n_theirs) / abs(n_theirs)
+    check("logits", diff <= 1e-3 and rel <= 1e-5,
+          f"{tuple(ids.shape)} ids: max |diff| {diff:.3g} (<= 1e-3), mean NLL {n_ours:.7f} vs {n_theirs:.7f}, rel {rel:.2g} (<= 1e-5)")
+
+    pp = manifest["ppl_hf"]
+    text = open(pp["text"], encoding="utf-8").read()
+    tokens = hf_tok(text, add_special_tokens=False)["input_ids"]
+    T = pp["window"]
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(tokens) - T + 1, T):
+            window = torch.tensor([tokens[start:start + T]])
+            logits = model(window).logits.double()
+            total += torch.nn.functional.cross_entropy(logits[0, :-1], window[0, 1:], reduction="sum").item()
+            count += T - 1
+    theirs = total / count
+    rel = abs(pp["quantlab_loss"] - theirs) / theirs
+    check("ppl_hf", rel <= 1e-5 and count == pp["quantlab_tokens"],
+          f"{count} predictions in windows of {T} (QuantLab {pp['quantlab_tokens']}): mean NLL QuantLab {pp['quantlab_loss']:.7f}, "
+          f"transformers {theirs:.7f} (ppl {math.exp(theirs):.4f}), rel {rel:.2g} (<= 1e-5)")
+
+    for g in manifest["greedy"]:
+        prompt = hf_tok.apply_chat_template(g["messages"], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        with torch.no_grad():
+            out = model.generate(**prompt, max_new_tokens=len(g["tokens"]), do_sample=False, num_beams=1,
+                                 eos_token_id=g["end_ids"], pad_token_id=g["end_ids"][0])
+        theirs = out[0, prompt["input_ids"].shape[1]:].tolist()
+        same_prompt = prompt["input_ids"][0].tolist() == g["prompt_ids"]
+        first = next((i for i, (a, b) in enumerate(zip(g["tokens"], theirs)) if a != b), None)
+        check("greedy:" + g["name"], same_prompt and theirs == g["tokens"],
+              f"prompt ids {'equal' if same_prompt else 'DIFFER'}; {len(g['tokens'])} QuantLab tokens, {len(theirs)} transformers"
+              + ("" if first is None else f", first difference at {first}") + f": {hf_tok.decode(theirs)!r}")
+
+    for e in manifest["gguf_ppl"]:
+        T = e["window"]
+        tokens = np.load(e["ids"]).astype(np.int64).tolist()
+        llm = llama_cpp.Llama(model_path=e["file"], n_ctx=T, n_batch=T, n_ubatch=T, logits_all=True, verbose=False, n_threads=2)
+        first = T // 2
+        total, count = 0.0, 0
+        for start in range(0, len(tokens) - T + 1, T):
+            chunk = tokens[start:start + T]
+            llm.reset()
+            llm.eval(chunk)
+            logits = np.array(llm.scores[:T], dtype=np.float64)
+            for i in range(first, T - 1):
+                row = logits[i]
+                m = row.max()
+                total += m + math.log(np.exp(row - m).sum()) - row[chunk[i + 1]]
+                count += 1
+        theirs = math.exp(total / count)
+        ours = math.exp(e["quantlab_loss"])
+        rel = abs(ours - theirs) / theirs
+        check("gguf_ppl:" + e["name"], rel <= 5e-3 and count == e["quantlab_tokens"],
+              f"{count} predictions (QuantLab {e['quantlab_tokens']}): ppl QuantLab {ours:.4f}, llama.cpp {theirs:.4f}, "
+              f"rel {100 * rel:.3f} % (<= 0.5 %)")
+        del llm
+
+    json.dump({"checks": checks}, open(sys.argv[2], "w"), indent=1)
+    print("PASS" if all(c["pass"] for c in checks) else "FAILED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
