@@ -55,6 +55,7 @@ std::optional<Value> jinja_python_item(Runtime& rt, const Value& obj, const Valu
     case Kind::String: {
         if (!key.is_int_like()) return std::nullopt;
         const std::string& s = obj.str();
+        rt.charge(static_cast<int64_t>(s.size() / 64));
         int64_t k = key.as_int();
         if (is_ascii(s)) {
             const auto n = static_cast<int64_t>(s.size());
@@ -185,6 +186,7 @@ Value get_slice(Runtime& rt, const Value& obj, const Value* start, const Value* 
     int64_t b, e, s;
     switch (obj.kind) {
     case Kind::String: {
+        rt.charge(static_cast<int64_t>(obj.str().size() / 64));
         const std::u32string u = decode_utf8(obj.str());
         jinja_slice_indices(static_cast<int64_t>(u.size()), start, stop, step, b, e, s);
         std::u32string out;

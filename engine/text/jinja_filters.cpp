@@ -718,6 +718,7 @@ Value apply_filter(Runtime& rt, const std::string& name, const Value& value, Cal
     const auto& f = jinja_filters();
     const auto it = f.find(key);
     if (it == f.end()) throw Error("TemplateRuntimeError", "No filter named '" + name + "' found.");
+    if (value.kind == Kind::String) rt.charge(static_cast<int64_t>(value.str().size() / 64));
     return it->second(rt, value, args);
 }
 

@@ -100,20 +100,17 @@ void add_jinja_globals(std::unordered_map<std::string, Value>& context,
                 throw Error("NotSupported", "namespace() with a non-string key is not supported");
             ns->set(kv.first.str(), kv.second);
         }
-        rt.track(ns);
         return Value::object(ns);
     });
-    fn("cycler", [](Runtime& rt, CallArgs& a) {
+    fn("cycler", [](Runtime&, CallArgs& a) {
         if (!a.kwargs.empty()) throw Error("TypeError", "cycler() takes no keyword arguments");
         if (a.args.empty()) throw Error("RuntimeError", "at least one item has to be provided");
         auto c = std::make_shared<CyclerObject>(a.args);
-        rt.track(c);
         return Value::object(c);
     });
-    fn("joiner", [](Runtime& rt, CallArgs& a) {
+    fn("joiner", [](Runtime&, CallArgs& a) {
         auto args = bind_args("joiner", a, {"sep"}, 0);
         auto j = std::make_shared<JoinerObject>(args[0] ? *args[0] : Value::string(", "));
-        rt.track(j);
         return Value::object(j);
     });
     fn("lipsum", [](Runtime&, CallArgs&) -> Value {

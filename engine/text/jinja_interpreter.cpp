@@ -110,6 +110,7 @@ std::string Interpreter::render(const Body& body, const std::unordered_map<std::
     error_line_ = 0;
     std::string out;
     out_ = &out;
+    ObjectTracking tracking(*this);
     auto root = std::make_shared<Scope>();
     exec_body(body, root);
     out_ = nullptr;
@@ -280,13 +281,11 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const ScopePtr& scope) {
         }
         case StmtType::Macro: {
             auto m = std::make_shared<MacroObject>(&s, s.name, scope);
-            track(m);
             scope->set(s.name, Value::object(m));
             return Flow::Next;
         }
         case StmtType::CallBlock: {
             auto caller = std::make_shared<MacroObject>(&s, "caller", scope);
-            track(caller);
             const Expr& c = *s.value;
             const Value callee = eval(*c.a, scope);
             CallArgs args = eval_args(c, scope);
@@ -375,7 +374,6 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const ScopePtr& scope, co
         };
     }
     auto loop = std::make_shared<LoopObject>(items, depth, std::move(recurse));
-    track(loop);
     const Value loop_value = Value::object(loop);
     // compiler.visit_For: the else branch runs unless an iteration ran to its end.
     bool run_else = true;

@@ -53,11 +53,19 @@ private:
         throw SyntaxError(t.line, t.column, message);
     }
 
-    void locate(size_t at, Token& t) const {
+    // Line and column (in code points) of byte `at`. Tokens come left to right, so the column is
+    // counted on from the previous position (linear in the source, even on one long line).
+    void locate(size_t at, Token& t) {
         const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), at);
         const size_t line_start = *(it - 1);
         t.line = static_cast<int>(it - line_starts_.begin());
-        t.column = static_cast<int>(code_point_count(std::string_view(src_).substr(line_start, at - line_start))) + 1;
+        if (at < cursor_pos_ || line_start > cursor_pos_) {
+            cursor_pos_ = line_start;
+            cursor_col_ = 1;
+        }
+        cursor_col_ += static_cast<int>(code_point_count(std::string_view(src_).substr(cursor_pos_, at - cursor_pos_)));
+        cursor_pos_ = at;
+        t.column = cursor_col_;
     }
 
     // The code point at `at` and its byte length.
@@ -478,6 +486,8 @@ private:
     std::vector<Token> tokens_;
     size_t pos_ = 0;
     bool line_starting_ = true;
+    size_t cursor_pos_ = 0;
+    int cursor_col_ = 1;
 };
 
 }  // namespace

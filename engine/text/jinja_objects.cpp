@@ -6,7 +6,16 @@
 namespace ql::jinja {
 
 std::string NamespaceObject::repr() const {
-    // jinja2.utils.Namespace.__repr__: f"<Namespace {self.__attrs!r}>"
+    // jinja2.utils.Namespace.__repr__: f"<Namespace {self.__attrs!r}>"; a namespace reached again
+    // while it is being printed shows its attributes as {...} (dict repr's Py_ReprEnter guard).
+    thread_local std::vector<const NamespaceObject*> in_progress;
+    if (std::find(in_progress.begin(), in_progress.end(), this) != in_progress.end()) return "<Namespace {...}>";
+    if (in_progress.size() >= static_cast<size_t>(kMaxValueDepth))
+        throw Error("RecursionError", "namespaces nested deeper than " + std::to_string(kMaxValueDepth) + " levels");
+    in_progress.push_back(this);
+    struct Pop {
+        ~Pop() { in_progress.pop_back(); }
+    } pop;
     std::vector<std::pair<Value, Value>> items;
     for (const auto& kv : attrs_) items.emplace_back(Value::string(kv.first), kv.second);
     return "<Namespace " + jinja::repr(Value::dict(std::move(items), true), 1) + ">";
@@ -34,6 +43,16 @@ void NamespaceObject::set(const std::string& name, Value value) {
 
 std::string BoundMethodObject::repr() const {
     return "<built-in method " + name_ + " of " + jinja::type_name(self_) + " object>";
+}
+
+Value BoundMethodObject::call(Runtime& rt, CallArgs& args) {
+    if (!fn_) throw Error("RuntimeError", name_ + "() called after the rendering ended");
+    // String methods scan their receiver and arguments: that is work too.
+    size_t bytes = self_.kind == Kind::String ? self_.str().size() : 0;
+    for (const Value& a : args.args)
+        if (a.kind == Kind::String) bytes += a.str().size();
+    rt.charge(static_cast<int64_t>(bytes / 64));
+    return fn_(rt, self_, args);
 }
 
 std::string RangeObject::repr() const {
@@ -135,6 +154,15 @@ bool DictViewObject::equals(const Object& other) const {
 
 std::optional<Value> GeneratorObject::pull(Runtime& rt) {
     if (done_ || !next_) return std::nullopt;
+    // A generator over a generator over ... pulls recursively; Python stops such chains at its
+    // recursion limit.
+    thread_local int depth = 0;
+    if (depth >= kMaxValueDepth)
+        throw Error("RecursionError", "generators nested deeper than " + std::to_string(kMaxValueDepth) + " levels");
+    ++depth;
+    struct Leave {
+        ~Leave() { --depth; }
+    } leave;
     std::optional<Value> v = next_(rt);
     if (!v) {
         done_ = true;

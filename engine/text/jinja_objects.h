@@ -37,8 +37,12 @@ public:
     const char* type_name() const override { return type_.c_str(); }
     std::string repr() const override { return "<" + type_ + " " + name_ + ">"; }
     bool callable() const override { return true; }
-    Value call(Runtime& rt, CallArgs& args) override { return fn_(rt, args); }
+    Value call(Runtime& rt, CallArgs& args) override {
+        if (!fn_) throw Error("RuntimeError", name_ + "() called after the rendering ended");
+        return fn_(rt, args);
+    }
     const std::string& name() const { return name_; }
+    void release() override { fn_ = nullptr; }
 
 private:
     std::string name_;
@@ -54,8 +58,11 @@ public:
     const char* type_name() const override { return "builtin_function_or_method"; }
     std::string repr() const override;
     bool callable() const override { return true; }
-    Value call(Runtime& rt, CallArgs& args) override { return fn_(rt, self_, args); }
-    void release() override { self_ = Value(); }
+    Value call(Runtime& rt, CallArgs& args) override;
+    void release() override {
+        self_ = Value();
+        fn_ = nullptr;
+    }
 
 private:
     Value self_;
@@ -99,6 +106,7 @@ public:
     std::vector<Value> iterate(Runtime& rt) override;
     std::vector<Value> elements() const;
     bool equals(const Object& other) const override;
+    void release() override { dict_ = Value(); }
 
 private:
     Value dict_;

@@ -204,6 +204,10 @@ Value unary_operation(ExprType op, const Value& a) {
 }
 
 bool compare_operation(Runtime& rt, const std::string& op, const Value& a, const Value& b) {
+    // Comparing or searching strings reads them: charge their size as work.
+    if (a.kind == Kind::String || b.kind == Kind::String)
+        rt.charge(static_cast<int64_t>(((a.kind == Kind::String ? a.str().size() : 0) +
+                                        (b.kind == Kind::String ? b.str().size() : 0)) / 64));
     if (op == "==") return equals(a, b);
     if (op == "!=") return !equals(a, b);
     if (op == "in") return contains(rt, b, a);

@@ -10,6 +10,7 @@ namespace ql::jinja {
 namespace {
 
 const std::vector<Value> kJinjaNoItems;
+thread_local Runtime* jinja_tracking_runtime = nullptr;
 const std::vector<std::pair<Value, Value>> kJinjaNoPairs;
 
 int jinja_value_depth(const Value& v) {
@@ -113,7 +114,11 @@ Value Value::dict(std::vector<std::pair<Value, Value>> items, bool keys_unique) 
     return v;
 }
 
+ObjectTracking::ObjectTracking(Runtime& rt) : previous_(jinja_tracking_runtime) { jinja_tracking_runtime = &rt; }
+ObjectTracking::~ObjectTracking() { jinja_tracking_runtime = previous_; }
+
 Value Value::object(std::shared_ptr<Object> o) {
+    if (jinja_tracking_runtime) jinja_tracking_runtime->track(o);
     Value v;
     v.kind = Kind::Object;
     v.obj = std::move(o);

@@ -108,8 +108,7 @@ public:
     virtual Value call(const Value& callee, CallArgs args) = 0;
     virtual Value call_filter(const std::string& name, const Value& value, CallArgs args) = 0;
     virtual bool call_test(const std::string& name, const Value& value, CallArgs args) = 0;
-    // Keeps a mutable object alive until the rendering ends, then calls its release() (namespaces,
-    // macros and loops can reference each other; release breaks the cycles).
+    // Keeps an object alive until the rendering ends, then calls its release() (see ObjectTracking).
     virtual void track(const std::shared_ptr<Object>& o) = 0;
 };
 
@@ -155,6 +154,21 @@ bool contains(Runtime& rt, const Value& container, const Value& item);
 [[noreturn]] void raise_undefined(const Value& v);
 // Raises TypeError "unhashable type: 'list'" for values that cannot be dict keys or set members.
 void require_hashable(const Value& v);
+
+// While one exists (Interpreter::render holds one), every Object wrapped by Value::object() is
+// handed to that runtime's track(): at the end of the rendering all of them release what they
+// hold, so chains and cycles of objects (a namespace holding itself, generators over generators,
+// a macro stored in the scope it closes over) never free recursively or leak.
+class ObjectTracking {
+public:
+    explicit ObjectTracking(Runtime& rt);
+    ~ObjectTracking();
+    ObjectTracking(const ObjectTracking&) = delete;
+    ObjectTracking& operator=(const ObjectTracking&) = delete;
+
+private:
+    Runtime* previous_;
+};
 
 // Builds a string, list or tuple after checking it against the runtime's size limit and charging
 // its size as work.
