@@ -12,6 +12,7 @@
 #include "engine/text/jinja_globals.h"
 #include "engine/text/jinja_interpreter.h"
 #include "engine/text/jinja_json.h"
+#include "engine/text/jinja_optimizer.h"
 #include "engine/text/jinja_parser.h"
 
 namespace ql {
@@ -144,6 +145,11 @@ ChatTemplate ChatTemplate::parse(const std::string& source, const std::string& o
         throw UserError(origin + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) +
                         ": chat template syntax error: " + e.what());
     }
+    jinja::Limits fold_limits;
+    fold_limits.max_output_bytes = limits.max_output_bytes;
+    fold_limits.max_steps = limits.max_steps;
+    fold_limits.max_depth = limits.max_depth;
+    jinja::fold_constants(impl->body, fold_limits);
     ChatTemplate t;
     t.impl_ = std::move(impl);
     return t;

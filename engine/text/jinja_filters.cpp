@@ -553,24 +553,38 @@ const std::unordered_map<std::string, JinjaFilter>& jinja_filters() {
              bind_args("safe", a, {}, 0);
              if (v.is_markup()) return v;
              return make_string(rt, to_str(v), true); }},
-        {"slice", [](Runtime& rt, const Value& v, CallArgs& a) {
+        {"slice", [](Runtime& rt, const Value& v, CallArgs& a) -> Value {
+             // sync_do_slice is a generator: nothing is read (or raised) before the first pull.
              auto args = bind_args("slice", a, {"slices", "fill_with"}, 1);
              const int64_t slices = jinja_int_arg(args[0], 1, "slice");
-             if (slices <= 0) throw Error("ZeroDivisionError", "integer division or modulo by zero");
-             const std::vector<Value> seq = iterate(rt, v);
-             const int64_t length = static_cast<int64_t>(seq.size());
-             const int64_t per = length / slices, extra = length % slices;
-             int64_t offset = 0;
-             std::vector<Value> out;
-             for (int64_t n = 0; n < slices && n < 100000; ++n) {
-                 const int64_t start = offset + n * per;
-                 if (n < extra) ++offset;
-                 const int64_t end = offset + (n + 1) * per;
-                 std::vector<Value> tmp(seq.begin() + start, seq.begin() + end);
-                 if (args[1] && !args[1]->is_none() && n >= extra) tmp.push_back(*args[1]);
-                 out.push_back(make_list(rt, std::move(tmp)));
-             }
-             return make_generator("generator", std::move(out)); }},
+             const std::optional<Value> fill = args[1] && !args[1]->is_none() ? args[1] : std::nullopt;
+             auto out = std::make_shared<std::vector<Value>>();
+             auto pos = std::make_shared<size_t>(0);
+             auto started = std::make_shared<bool>(false);
+             (void)rt;
+             return Value::object(std::make_shared<GeneratorObject>("generator", [v, slices, fill, out, pos, started](Runtime& r) -> std::optional<Value> {
+                 if (!*started) {
+                     *started = true;
+                     const std::vector<Value> seq = iterate(r, v);
+                     if (slices == 0) throw Error("ZeroDivisionError", "integer division or modulo by zero");
+                     const int64_t length = static_cast<int64_t>(seq.size());
+                     // Python's // and % with a negative divisor round toward minus infinity.
+                     auto floordiv = [](int64_t x, int64_t y) { int64_t q = x / y; if ((x % y != 0) && ((x < 0) != (y < 0))) --q; return q; };
+                     const int64_t per = floordiv(length, slices), extra = length - per * slices;
+                     int64_t offset = 0;
+                     for (int64_t n = 0; n < slices && n < 100000; ++n) {
+                         const int64_t start = offset + n * per;
+                         if (n < extra) ++offset;
+                         const int64_t end = offset + (n + 1) * per;
+                         std::vector<Value> tmp;
+                         for (int64_t k = std::max<int64_t>(start, 0); k < std::min(end, length); ++k) tmp.push_back(seq[static_cast<size_t>(k)]);
+                         if (fill && n >= extra) tmp.push_back(*fill);
+                         out->push_back(make_list(r, std::move(tmp)));
+                     }
+                 }
+                 if (*pos >= out->size()) return std::nullopt;
+                 return (*out)[(*pos)++];
+             })); }},
         {"sort", [](Runtime& rt, const Value& v, CallArgs& a) {
              auto args = bind_args("sort", a, {"reverse", "case_sensitive", "attribute"}, 0);
              const bool ci = !jinja_flag(args[1]);

@@ -214,6 +214,10 @@ std::string format_value(const Value& value, const std::string& spec) {
 std::string percent_format(Runtime& rt, const std::string& fmt, const Value& args, bool markup) {
     const bool tuple = args.kind == Kind::Tuple;
     const bool mapping = args.kind == Kind::Dict;
+    // PyUnicode_Format: any non-tuple, non-str argument with __getitem__ counts as a mapping, and
+    // then unused arguments are not an error ("x" % [1, 2] is "x").
+    const bool mapping_like = mapping || args.kind == Kind::List || args.is_undefined() ||
+                              (args.kind == Kind::Object && args.obj->has_getitem());
     std::vector<Value> positional;
     if (tuple)
         positional = args.items();
@@ -380,10 +384,20 @@ std::string percent_format(Runtime& rt, const std::string& fmt, const Value& arg
         if (out.size() > rt.max_string_bytes())
             throw Error("LimitError", "formatted string exceeds the limit of " + std::to_string(rt.max_string_bytes()) + " bytes");
     }
-    if (!used_mapping && !mapping && next < positional.size())
+    if (!used_mapping && !mapping_like && next < positional.size())
         throw Error("TypeError", "not all arguments converted during string formatting");
     return out;
 }
+
+namespace {
+
+// A field number or index of str.format; CPython refuses more digits than fit (ValueError).
+size_t jinja_format_index(const std::string& digits) {
+    if (digits.size() > 9) throw Error("ValueError", "Too many decimal digits in format string");
+    return static_cast<size_t>(std::stoul(digits));
+}
+
+}  // namespace
 
 std::string str_format(Runtime& rt, const std::string& fmt, const CallArgs& args) {
     std::string out;
@@ -407,7 +421,7 @@ std::string str_format(Runtime& rt, const std::string& fmt, const CallArgs& args
                 if (auto_index == 1)
                     throw Error("ValueError", "cannot switch from automatic field numbering to manual field specification");
                 auto_index = 2;
-                idx = std::stoul(first);
+                idx = jinja_format_index(first);
             }
             if (idx >= args.args.size())
                 throw Error("IndexError", "Replacement index " + std::to_string(idx) + " out of range for positional args tuple");
@@ -432,7 +446,7 @@ std::string str_format(Runtime& rt, const std::string& fmt, const CallArgs& args
                 if (e == std::string::npos) throw Error("ValueError", "Missing ']' in format string");
                 const std::string key = text.substr(k + 1, e - k - 1);
                 const bool digits = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
-                obj = get_item(rt, obj, digits ? Value::integer(std::stoll(key)) : Value::string(key));
+                obj = get_item(rt, obj, digits ? Value::integer(static_cast<int64_t>(jinja_format_index(key))) : Value::string(key));
                 k = e + 1;
             }
         }

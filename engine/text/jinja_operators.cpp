@@ -91,6 +91,8 @@ int64_t jinja_int_pow(int64_t base, int64_t exp) {
 }  // namespace
 
 Value binary_operation(Runtime& rt, ExprType op, const Value& a, const Value& b) {
+    // str.__mod__ runs first and takes any right operand ("%s" % undefined is "").
+    if (op == ExprType::Mod && a.kind == Kind::String) return make_string(rt, percent_format(rt, a.str(), b, a.flag), a.flag);
     if (a.is_undefined()) raise_undefined(a);
     if (b.is_undefined()) raise_undefined(b);
     const bool numbers = a.is_number() && b.is_number();
@@ -153,7 +155,6 @@ Value binary_operation(Runtime& rt, ExprType op, const Value& a, const Value& b)
     }
     case ExprType::FloorDiv:
     case ExprType::Mod: {
-        if (op == ExprType::Mod && a.kind == Kind::String) return make_string(rt, percent_format(rt, a.str(), b, a.flag), a.flag);
         if (!numbers) jinja_unsupported(op, a, b);
         if (floats) {
             const double x = a.as_double(), y = b.as_double();

@@ -329,7 +329,7 @@ std::vector<Value> iterate(Runtime& rt, const Value& v) {
         for (size_t k = 0; k < s.size();) {
             size_t n = 1;
             while (k + n < s.size() && (static_cast<unsigned char>(s[k + n]) & 0xC0) == 0x80) ++n;
-            out.push_back(Value::string(s.substr(k, n), v.flag));
+            out.push_back(Value::string(s.substr(k, n)));  // iter(Markup) yields plain str
             k += n;
         }
         return out;

@@ -123,7 +123,8 @@ public:
     virtual std::optional<Value> attribute(Runtime& rt, const std::string& name);
     virtual bool callable() const { return false; }
     virtual Value call(Runtime& rt, CallArgs& args);
-    virtual bool truthy() const { return true; }
+    // bool(x): objects with a len() are true when it is non-zero, others always true.
+    virtual bool truthy() const { return length().value_or(1) != 0; }
     virtual std::optional<int64_t> length() const { return std::nullopt; }  // nullopt: len() raises
     virtual bool iterable() const { return false; }
     // iter(x) drained into a vector; a generator is consumed by this.

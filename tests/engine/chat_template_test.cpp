@@ -133,6 +133,14 @@ TEST(JinjaLanguage, TrimsAndStripsBlocksAsTransformersConfiguresJinja) {
     EXPECT_EQ(render("{% raw %}{{ x }}{% endraw %}"), "{{ x }}");
 }
 
+TEST(JinjaLanguage, TemplateNewlinesAreNormalizedButInputIsNot) {
+    // Lexer.tokeniter turns \r\n and \r into \n in the template (string literals included).
+    EXPECT_EQ(render("a\r\n{% if true %}\r\nb\rc\r\n{% endif %}\r\n{{ 'x\r\ny' }}\r\n"), "a\nb\nc\nx\ny");
+    ChatTemplateInput in = one_user_message();
+    in.messages = json::parse(R"([{"role": "user", "content": "keep\r\nthis"}])");
+    EXPECT_EQ(render("{{ messages[0].content }}", in), "keep\r\nthis");
+}
+
 TEST(JinjaLanguage, PrintsValuesAsPythonStr) {
     EXPECT_EQ(render("{{ none }}|{{ true }}|{{ 1.0 }}|{{ 1e16 }}|{{ 0.00001 }}|{{ 1/3 }}|{{ [1, 'a', none] }}|{{ {'k': (1,)} }}|"
                      "{{ \"it's\" }}|{{ ['it\\'s'] }}"),
