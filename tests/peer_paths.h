@@ -11,8 +11,8 @@
 
 namespace ql::test {
 
-// The value of QUANTLAB_PEERS_VENV, QUANTLAB_PEERS_PYTHON, QUANTLAB_MINILM_DIR or
-// QUANTLAB_GGML_LIB: from the environment, else from build/peers.env; throws (failing the test)
+// The value of QUANTLAB_PEERS_VENV, QUANTLAB_PEERS_PYTHON, QUANTLAB_MINILM_DIR, QUANTLAB_GGML_LIB or
+// QUANTLAB_LLAMA_CPP_DIR: from the environment, else from build/peers.env; throws (failing the test)
 // when neither has it.
 inline std::string peer_path(const std::string& variable) {
     if (const char* v = std::getenv(variable.c_str()); v && *v) return v;
@@ -39,5 +39,9 @@ inline std::string peers_python() { return peer_path("QUANTLAB_PEERS_PYTHON"); }
 
 // libggml-base.so of the llama.cpp that llama-cpp-python built (ggml's quantizers, for ctypes).
 inline std::string ggml_library() { return peer_path("QUANTLAB_GGML_LIB"); }
+
+// The llama.cpp source tree scripts/setup-peers unpacked (llama-cpp-python's sdist vendors it):
+// models/templates holds the chat templates of many models.
+inline std::string llama_cpp_dir() { return peer_path("QUANTLAB_LLAMA_CPP_DIR"); }
 
 }  // namespace ql::test
