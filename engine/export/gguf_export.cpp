@@ -41,7 +41,6 @@ std::vector<std::string> gguf_export_types() {
 
 namespace {
 
-bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
 
 // The GGUF type a recipe format stores exactly (gguf_q4_k -> Q4_K), if any.
 std::optional<GgmlType> recipe_gguf_type(const QuantSpec& spec) {
@@ -68,7 +67,7 @@ bool stays_f32(const std::string& gguf_name, const std::vector<int64_t>& ne) {
 }
 
 GgmlType parse_source_precision(const std::string& s, const GgufFileType& ft) {
-    if (s.empty()) return is_quantized(ft.base) ? GgmlType::F16 : ft.base;
+    if (s.empty()) return ggml_type_is_quantized(ft.base) ? GgmlType::F16 : ft.base;
     if (s == "f16") return GgmlType::F16;
     if (s == "bf16") return GgmlType::BF16;
     if (s == "f32") return GgmlType::F32;
@@ -287,7 +286,7 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
                        (*s.recipe_type != ch.rule_type ? std::string(" (the ") + ft->name + " rules give " + ggml_type_name(ch.rule_type) + ")" : "");
             row.fallback.clear();
             type = gguf_shape_fallback(ch.ne[0], requested, row.fallback);
-        } else if (s.quantizer && !warned_requantize && is_quantized(type)) {
+        } else if (s.quantizer && !warned_requantize && ggml_type_is_quantized(type)) {
             warned_requantize = true;
             result.warnings.push_back("recipe format '" + (s.quantizer->weight_spec().info ? s.quantizer->weight_spec().info->name : std::string("?")) +
                                       "' has no GGUF form: re-quantized to the " + ft->name + " types (a second rounding)");
@@ -308,7 +307,7 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
             auto values = s.values;
             p.values = [values, round]() { return round_to(values(), round); };
         }
-        if (imatrix && ch.quantized && is_quantized(type) && !row.copied) {
+        if (imatrix && ch.quantized && ggml_type_is_quantized(type) && !row.copied) {
             if (const ImportanceEntry* e = imatrix->find(ch.name)) {
                 const int64_t experts = ch.ne.size() > 2 ? ch.ne[2] : 1;
                 if (e->columns * e->matrices() != ch.ne[0] * experts) {

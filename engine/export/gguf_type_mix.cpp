@@ -54,7 +54,6 @@ enum Ftype : uint32_t {
     kQ5_K_S = 16, kQ5_K_M = 17, kQ6_K = 18, kQ2_K_S = 21, kIQ4_NL = 25, kIQ4_XS = 30, kMXFP4_MOE = 38,
 };
 
-bool is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
 
 std::string type_text(GgmlType t) { return ggml_type_name(t); }
 
@@ -429,7 +428,7 @@ std::vector<GgufTensorChoice> plan_gguf_types(const GgufMixModel& m, const std::
         } else {
             GgmlType new_type = ft->base;
             ch.rule = "base type " + type_text(new_type);
-            if (is_quantized(ft->base)) {
+            if (ggml_type_is_quantized(ft->base)) {
                 bool manual = false;
                 for (size_t k = 0; k < patterns.size(); ++k)
                     if (std::regex_search(t.name, patterns[k].first)) {

@@ -20,8 +20,9 @@ ChatPrompt chat_prompt(const ModelText& text, const nlohmann::ordered_json& mess
     input.messages = messages;
     input.tools = tools;
     input.add_generation_prompt = add_generation_prompt;
-    input.bos_token = text.bos_token;
-    input.eos_token = text.eos_token;
+    // transformers passes the special tokens the tokenizer has; an unset one stays undefined.
+    if (!text.bos_token.empty()) input.bos_token = text.bos_token;
+    if (!text.eos_token.empty()) input.eos_token = text.eos_token;
     ChatPrompt p;
     p.rendered = tmpl.render(input);
     p.ids = text.encode_rendered(p.rendered);

@@ -46,6 +46,8 @@ std::optional<GgmlType> ggml_type_from_name(const std::string& lower_name);  // 
 // about types QuantLab does not read; "type <id>" for ids ggml does not define.
 std::string ggml_type_id_name(uint32_t id);
 const std::vector<GgmlType>& ggml_known_types();                // every type above, in enum order
+// A block-quantized type (not F32, F16 or BF16).
+bool ggml_type_is_quantized(GgmlType t);
 int64_t ggml_block_size(GgmlType t);   // elements per block: 1 (F32, F16, BF16), 32, or 256 (K-quants, IQ4_XS)
 int64_t ggml_type_size(GgmlType t);    // bytes per block: F32 4, F16 2, Q4_0 18, Q4_1 20, Q5_0 22, Q5_1 24,
                                        // Q8_0 34, Q2_K 84, Q3_K 110, Q4_K 144, Q5_K 176, Q6_K 210,

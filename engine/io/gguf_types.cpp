@@ -115,6 +115,8 @@ int64_t ggml_block_size(GgmlType t) {
     return e ? e->block : 1;
 }
 
+bool ggml_type_is_quantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
+
 int64_t ggml_type_size(GgmlType t) {
     const GgmlTypeTraits* e = traits(t);
     return e ? e->bytes : 0;

@@ -300,7 +300,7 @@ TEST(TextWindows, FixedWindowsScoreAsTransformersPerplexityGuide) {
     EXPECT_EQ(row_of(s.targets, 0), (std::vector<int64_t>{101, 102, 103, 104, 105, 106, 107, x}));
     EXPECT_EQ(row_of(s.targets, 1), (std::vector<int64_t>{x, x, x, 108, 109, 110, 111, x}));
     // Every token from 101 to 115 is predicted exactly once.
-    EXPECT_EQ((s.targets != x).sum().item<int64_t>(), 7 + 3 * 4);
+    EXPECT_EQ(s.targets.ne(x).sum().item<int64_t>(), 7 + 3 * 4);
 }
 
 TEST(TextWindows, LlamaChunksScoreTheSecondHalfAfterBos) {
