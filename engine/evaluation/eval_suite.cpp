@@ -286,7 +286,7 @@ EvalCheck suite_check(const json& c, const EvalItem& item) {
 }
 
 EvalItem suite_item(const json& j, const ordered_json& ordered) {
-    if (!j.is_object()) suite_fail("(line)", "expected a JSON object");
+    if (!j.is_object()) suite_fail("", "expected one JSON object per line");
     suite_known_keys(j, "", {"id", "category", "prompt", "messages", "tools", "variant_of", "variant", "max_tokens", "check"});
     EvalItem item;
     if (!j.contains("id")) suite_fail("id", "missing");
@@ -401,7 +401,7 @@ EvalSuite parse_eval_suite(const std::string& bytes, const std::string& source) 
                 suite_fail("id", suite_quoted(item.id) + " was already used on line " + std::to_string(it->second));
             suite.items.push_back(std::move(item));
         } catch (const SuiteFieldError& e) {
-            throw UserError(where + e.field + ": " + e.message);
+            throw UserError(where + (e.field.empty() ? "" : e.field + ": ") + e.message);
         }
     }
     if (suite.items.empty()) throw UserError(source + ": no items (an eval suite has one JSON object per line)");
