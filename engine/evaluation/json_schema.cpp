@@ -48,6 +48,7 @@ void json_schema_check_patterns(const nlohmann::json& node) {
     };
     if (node.is_object()) {
         for (const auto& [key, value] : node.items()) {
+            if (key == "const" || key == "enum" || key == "default" || key == "examples") continue;  // data, not schemas
             if (key == "pattern" && value.is_string()) compile(value.get<std::string>());
             if (key == "patternProperties" && value.is_object())
                 for (const auto& [pattern, _] : value.items()) compile(pattern);

@@ -201,6 +201,17 @@ TEST(EvalSuite, LoadNamesThePathAndHashesTheBytes) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(EvalSuite, PatternsAreCompiledInSchemasButNotInTheirData) {
+    // {"pattern": "("} as a value of const is data: it loads; as a keyword it does not.
+    const EvalSuite s = parse_eval_suite(
+        R"x({"id": "a", "category": "c", "prompt": "p", "check": {"type": "json_schema", "schema": {"const": {"pattern": "("}}}})x", "s");
+    EXPECT_TRUE(std::get<JsonSchemaCheck>(s.items[0].check).validator->valid(nlohmann::json::parse(R"x({"pattern": "("})x")));
+    EXPECT_NE(test::user_error_text([] {
+                  parse_eval_suite(R"x({"id": "a", "category": "c", "prompt": "p", "check": {"type": "json_schema", "schema": {"pattern": "("}}})x", "s");
+              }).find("invalid pattern '('"),
+              std::string::npos);
+}
+
 TEST(EvalSuite, ValuesEqualComparesNumbersByValueAndStringsLoosely) {
     using nlohmann::json;
     EXPECT_TRUE(values_equal(json(30), json(30.0)));
