@@ -31,7 +31,9 @@ GgufFile vocabulary_file(const std::string& path, const std::string& pre, const 
         tokens.push_back(text::byte_to_char_utf8(static_cast<unsigned char>(b)));
         types.push_back(1);
     }
-    const std::vector<std::string> merges = {"1 2", "12 3", "Ġ 1"};
+    // "Ġ 1" first: GPT-2's " 123" piece then merges to " 1" "2" "3", where Llama 3's split keeps
+    // " " apart and "123" merges whole, and SmolLM's leaves every digit alone.
+    const std::vector<std::string> merges = {"Ġ 1", "1 2", "12 3"};
     for (const std::string& m : merges) {
         tokens.push_back(m.substr(0, m.find(' ')) + m.substr(m.find(' ') + 1));
         types.push_back(1);
@@ -89,7 +91,7 @@ TEST(GgufVocabulary, GptTwoMergesDigitsAndLlamaThreeAddsBos) {
     const std::string path = temp_path("gpt2.gguf");
     const GgufVocabulary gpt2 = gguf_vocabulary(vocabulary_file(path, "gpt-2"));
     EXPECT_EQ(nlohmann::json::parse(*gpt2.tokenizer_json)["pre_tokenizer"]["type"], "ByteLevel");
-    EXPECT_EQ(pieces(gpt2, "x 123"), (std::vector<std::string>{"x", " 1", "2", "3"}));  // " 123" is one piece, merged as far as the merges go
+    EXPECT_EQ(pieces(gpt2, "x 123"), (std::vector<std::string>{"x", " 1", "2", "3"}));
     const GgufVocabulary llama3 = gguf_vocabulary(vocabulary_file(path, "llama-bpe"));
     EXPECT_TRUE(llama3.add_bos) << "llama.cpp adds BOS for llama3 unless the file says otherwise";
     EXPECT_EQ(pieces(llama3, "x 123"), (std::vector<std::string>{"x", " ", "123"}));

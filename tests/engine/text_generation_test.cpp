@@ -25,6 +25,8 @@
 namespace ql {
 namespace {
 
+using test::user_error_text;
+
 const std::string kModels = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/";
 
 at::Tensor ids_of(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).unsqueeze(0); }
@@ -73,7 +75,8 @@ TEST(KvCacheForward, QuantizedCacheHoldsWhatTheFullForwardQuantizes) {
         s.enabled = true;
         s.format = "fp8_e4m3";
         quantizers.push_back(std::make_unique<KvCacheQuantizer>(*site, s, false));
-        quantizers.back()->set_amax({0.5f}, {0.25f});  // static scales: per token, so splitting cannot change them
+        quantizers.back()->set_amax({0.05f}, {0.05f});  // static scales: per token, so splitting cannot change them
+        quantizers.back()->set_enabled(true);
     }
     const std::vector<int64_t> ids = some_ids(20, m->config().vocab_size, 3);
     const at::Tensor full = m->forward(ids_of(ids));
