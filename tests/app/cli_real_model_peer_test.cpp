@@ -31,6 +31,10 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr int64_t kWindow = 128;
+// llama-perplexity's chunks for the GGUF exports: llama.cpp quantizes activations in its dot
+// products (Q8_0 / Q8_K), a systematic shift of ~0.2-0.4 % here; on fewer than ~2000 predictions
+// the noise of short contexts adds as much again (630 predictions of 128-token chunks: Q8_0 0.8 %).
+constexpr int64_t kChunk = 256;
 
 class CliRealModelPeer : public ::testing::Test {
 protected:
@@ -86,6 +90,8 @@ private:
         const std::string eval_text = slurp(corpus + "/eval.txt");
         const size_t cut = eval_text.find("\n\n", 6000);
         std::ofstream(d + "/short.txt") << eval_text.substr(0, cut == std::string::npos ? eval_text.size() : cut) << "\n";
+        const size_t ppl_cut = eval_text.find("\n\n", 20000);
+        std::ofstream(d + "/ppl.txt") << eval_text.substr(0, ppl_cut == std::string::npos ? eval_text.size() : ppl_cut) << "\n";
         const std::string train_text = slurp(corpus + "/train.txt");
         const size_t train_cut = train_text.find("\n\n", 8000);
         std::ofstream(d + "/calib.txt") << train_text.substr(0, train_cut) << "\n";
@@ -131,19 +137,23 @@ private:
                                    {"end_ids", json::array({2})}});
         }
 
-        // GGUF exports of the real model, each evaluated by QuantLab over llama-perplexity's chunks.
-        cli({"tokenize", gguf, "--file", d + "/short.txt", "--out", d + "/short.ids.npy"});
+        // GGUF exports of the real model (and the file itself), each evaluated by QuantLab over
+        // llama-perplexity's chunks of about 20 kB of the evaluation text.
+        cli({"tokenize", gguf, "--file", d + "/ppl.txt", "--out", d + "/ppl.ids.npy"});
         cli({"imatrix", gguf, "--calib", d + "/calib.txt", "--seq-len", std::to_string(kWindow), "--out", d + "/imatrix.gguf"});
         for (const auto& [type, with_imatrix] : std::vector<std::pair<std::string, bool>>{
-                 {"q8_0", false}, {"q6_k", false}, {"q4_k_m", false}, {"q4_k_m", true}}) {
+                 {"q4_1 (the file)", false}, {"q8_0", false}, {"q6_k", false}, {"q4_k_m", false}, {"q4_k_m", true}}) {
             const std::string name = type + (with_imatrix ? "+imatrix" : "");
-            const std::string file = d + "/" + name + ".gguf";
-            std::vector<std::string> args = {"export", gguf, "--as", "gguf", "--gguf-type", type, "--out", file};
-            if (with_imatrix) args.insert(args.end(), {"--imatrix", d + "/imatrix.gguf"});
-            cli(args);
-            const json e = json::parse(cli({"eval", file, "--data", d + "/short.txt", "--windows", "llama", "--seq-len",
-                                            std::to_string(kWindow), "--json"}).out);
-            m["gguf_ppl"].push_back({{"name", name}, {"file", file}, {"window", kWindow}, {"ids", d + "/short.ids.npy"},
+            std::string file = gguf;
+            if (type.rfind("q4_1", 0) != 0) {
+                file = d + "/" + name + ".gguf";
+                std::vector<std::string> args = {"export", gguf, "--as", "gguf", "--gguf-type", type, "--out", file};
+                if (with_imatrix) args.insert(args.end(), {"--imatrix", d + "/imatrix.gguf"});
+                cli(args);
+            }
+            const json e = json::parse(cli({"eval", file, "--data", d + "/ppl.txt", "--windows", "llama", "--seq-len",
+                                            std::to_string(kChunk), "--json"}).out);
+            m["gguf_ppl"].push_back({{"name", name}, {"file", file}, {"window", kChunk}, {"ids", d + "/ppl.ids.npy"},
                                      {"quantlab_loss", e["loss"]}, {"quantlab_tokens", e["tokens"]}});
         }
         std::ofstream(d + "/manifest.json") << m.dump(1);
@@ -164,7 +174,7 @@ TEST_F(CliRealModelPeer, FixedWindowPerplexityEqualsTransformers) { expect_check
 
 TEST_F(CliRealModelPeer, GreedyChatGenerationEqualsTransformersTokenForToken) { expect_checks("greedy:", 3); }
 
-TEST_F(CliRealModelPeer, GgufExportsGiveLlamaCppPerplexityWithinHalfAPercent) { expect_checks("gguf_ppl:", 4); }
+TEST_F(CliRealModelPeer, GgufExportsGiveLlamaCppPerplexityWithinHalfAPercent) { expect_checks("gguf_ppl:", 5); }
 
 }  // namespace
 }  // namespace ql::test
