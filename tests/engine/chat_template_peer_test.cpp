@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Every chat template llama.cpp ships (models/templates of the llama.cpp that scripts/setup-peers
-// unpacked) and every snippet of tests/data/chat_template_snippets.txt, rendered by QuantLab for
-// the conversations of tests/data/chat_template_cases.json, against transformers' own rendering
+// unpacked), every snippet of tests/data/chat_template_snippets.txt and 300 seeded random templates
+// (tests/peers/chat_template_random.py), rendered by QuantLab for the conversations of
+// tests/data/chat_template_cases.json, against transformers' own rendering
 // (tests/peers/chat_template_peer.py: render_jinja_template, i.e. apply_chat_template's Jinja
 // environment): byte-equal text, or both raise. QuantLab renders everything here first and
 // writes one JSON file; the peer script then runs once for all of it. Fails (never skips) when the
@@ -89,18 +90,33 @@ TEST(ChatTemplatePeer, EveryLlamaCppTemplateRendersAsTransformers) {
     std::sort(files.begin(), files.end());
     ASSERT_GE(files.size(), 50u) << "too few chat templates in " << templates;
 
+    char tmpl[] = "/tmp/quantlab-chat-template-peer-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::string random_path = dir + "/random.txt";
+    const test::PeerOutput generated = test::run_peer_script(python, "chat_template_random.py",
+                                                             "--out '" + random_path + "' --count 100 --seed 39", dir);
+    ASSERT_EQ(generated.status, 0) << generated.output;
+
     const std::string data = QUANTLAB_TEST_DATA_DIR;
     const json doc = json::parse(read_all(data + "/chat_template_cases.json"));
     std::vector<std::pair<std::string, std::string>> sources;
     for (const auto& f : files) sources.emplace_back(f.filename().string(), read_all(f));
     for (auto& s : read_snippets(read_all(data + "/chat_template_snippets.txt"))) sources.emplace_back("snippet:" + s.first, s.second);
-    std::vector<std::string> snippet_cases;
-    for (const auto& c : doc["snippet_cases"]) snippet_cases.push_back(c.get<std::string>());
+    for (auto& s : read_snippets(read_all(random_path))) sources.emplace_back("random:" + s.first, s.second);
+    ASSERT_EQ(sources.size(), files.size() + 300 + read_snippets(read_all(data + "/chat_template_snippets.txt")).size());
+    auto names = [&](const char* key) {
+        std::vector<std::string> v;
+        for (const auto& c : doc[key]) v.push_back(c.get<std::string>());
+        return v;
+    };
+    const std::vector<std::string> snippet_cases = names("snippet_cases"), random_cases = names("random_cases");
 
     json results = json::object();
     size_t rendered = 0;
     for (const auto& [name, source] : sources) {
-        const bool snippet = name.rfind("snippet:", 0) == 0;
+        const std::vector<std::string>* only = name.rfind("snippet:", 0) == 0  ? &snippet_cases
+                                                : name.rfind("random:", 0) == 0 ? &random_cases
+                                                                                : nullptr;
         json& r = results[name] = json::object();
         std::optional<ChatTemplate> t;
         std::string parse_error;
@@ -111,7 +127,7 @@ TEST(ChatTemplatePeer, EveryLlamaCppTemplateRendersAsTransformers) {
         }
         for (const auto& c : doc["cases"]) {
             const std::string case_name = c["name"].get<std::string>();
-            if (snippet && std::find(snippet_cases.begin(), snippet_cases.end(), case_name) == snippet_cases.end()) continue;
+            if (only && std::find(only->begin(), only->end(), case_name) == only->end()) continue;
             if (!t) {
                 r[case_name] = {{"ok", false}, {"error", parse_error}};
                 continue;
@@ -136,13 +152,12 @@ TEST(ChatTemplatePeer, EveryLlamaCppTemplateRendersAsTransformers) {
     // nothing of its text).
     EXPECT_GT(rendered, files.size() * doc["cases"].size() * 3 / 4);
 
-    char tmpl[] = "/tmp/quantlab-chat-template-peer-XXXXXX";
-    const std::string dir = mkdtemp(tmpl);
     const std::string results_path = dir + "/quantlab.json";
     std::ofstream(results_path, std::ios::binary) << results.dump();
     test::expect_peer_passes(python, "chat_template_peer.py",
                              "--cases '" + data + "/chat_template_cases.json' --templates '" + templates.string() +
-                                 "' --results '" + results_path + "' --snippets '" + data + "/chat_template_snippets.txt'",
+                                 "' --results '" + results_path + "' --snippets '" + data + "/chat_template_snippets.txt' --random '" +
+                                 random_path + "'",
                              dir);
 }
 

@@ -7,10 +7,12 @@ ql::ChatTemplate and writes the results to a JSON file; this script renders the 
 transformers.utils.chat_template_utils.render_jinja_template (the function apply_chat_template
 calls, with its tojson, raise_exception, strftime_now and {% generation %}) after the input
 preparation apply_chat_template does (None-valued message keys dropped), and requires byte
-equality -- or, where transformers raises, that QuantLab raised too. Additional inline templates
-(--snippets) exercise language corners the real templates do not reach.
+equality -- or, where transformers raises, that QuantLab raised too. Snippets (--snippets,
+tests/data/chat_template_snippets.txt) exercise language corners the real templates do not reach;
+random templates (--random, from chat_template_random.py) cover expressions, scoping and
+whitespace control more broadly.
 
-    chat_template_peer.py --cases CASES.json --templates DIR --results RESULTS.json [--snippets S.json]
+    chat_template_peer.py --cases CASES.json --templates DIR --results RESULTS.json [--snippets S.txt] [--random R.txt]
 
 Prints PASS on the last line when everything agrees; exits 1 otherwise (and when the folder has no
 templates).
@@ -45,6 +47,7 @@ def main() -> int:
     ap.add_argument("--templates", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--snippets")
+    ap.add_argument("--random", help="random templates (chat_template_random.py), rendered for the random_cases")
     a = ap.parse_args()
 
     from transformers.utils import chat_template_utils as ctu
@@ -89,8 +92,12 @@ def main() -> int:
     if a.snippets:
         for name, source in read_snippets(a.snippets).items():
             sources["snippet:" + name] = source
+    if a.random:
+        for name, source in read_snippets(a.random).items():
+            sources["random:" + name] = source
 
     snippet_cases = set(doc.get("snippet_cases", []))
+    random_cases = set(doc.get("random_cases", []))
     compared = rendered = raised = 0
     failures = []
     for name, source in sources.items():
@@ -99,6 +106,8 @@ def main() -> int:
             continue
         for case in doc["cases"]:
             if name.startswith("snippet:") and case["name"] not in snippet_cases:
+                continue
+            if name.startswith("random:") and case["name"] not in random_cases:
                 continue
             theirs = render(source, case)
             mine = ours[name].get(case["name"])
@@ -122,11 +131,12 @@ def main() -> int:
                 rendered += 1
             else:
                 raised += 1
-    templates = sum(1 for n in sources if not n.startswith("snippet:"))
-    snippets = len(sources) - templates
+    snippets = sum(1 for n in sources if n.startswith("snippet:"))
+    randoms = sum(1 for n in sources if n.startswith("random:"))
+    templates = len(sources) - snippets - randoms
     print(
         f"compared {compared} renderings: {templates} templates x {len(doc['cases'])} cases + "
-        f"{snippets} snippets x {len(snippet_cases)} cases; "
+        f"{snippets} snippets x {len(snippet_cases)} cases + {randoms} random templates x {len(random_cases)} cases; "
         f"{rendered} identical, {raised} raised on both sides, {len(failures)} disagree"
     )
     for f in failures:
