@@ -161,6 +161,8 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     OpenedModel opened = open_model(req.model);
     if (opened.quantization)
         throw UserError("ptq: " + opened.path + " is already quantized; quantize its source model instead");
+    if (opened.gguf)  // the file's notes: its weights may already lie on a quantization grid
+        for (const std::string& w : opened.gguf->warnings) sink.log(LogLevel::Warning, w);
     move_model(*opened.model, device);  // before the quantizers, which work where their weights are
     auto quantized = std::make_unique<QuantizedModel>(*opened.model, recipe);
     DataOptions data_options;

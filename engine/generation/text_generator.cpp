@@ -93,7 +93,7 @@ GenerationResult generate_text(Model& model, const ModelText& text, const std::v
     at::Tensor input = on_model_device(model, at::tensor(prompt_ids, at::kLong).unsqueeze(0));
     for (int64_t step = 0; step < settings.max_new_tokens; ++step) {
         cancel.throw_if_cancelled();
-        const at::Tensor step_logits = model.forward_cached(input, cache);
+        const at::Tensor step_logits = model.forward_cached(input, cache, /*last_only=*/true);
         const std::vector<float> logits = generation_last_logits(step_logits);
         if (settings.keep_logits) kept.push_back(at::tensor(logits, at::kFloat));
         GeneratedToken token;

@@ -68,10 +68,10 @@ GgufConversion convert_gguf_to_hf(const std::string& gguf_path, const std::strin
         r.files.push_back("model.safetensors");
         write("tokenizer.json", *v.tokenizer_json);
         // The token strings as the rebuilt tokenizer spells them (byte-level: Ġ for a space).
-        const ConversionJson tok = ConversionJson::parse(*v.tokenizer_json);
+        const nlohmann::json tok = nlohmann::json::parse(*v.tokenizer_json);  // not ordered: 49152 keys
         auto token_of = [&](const std::optional<int32_t>& id) -> ConversionJson {
             if (!id) return nullptr;
-            for (const ConversionJson& a : tok["added_tokens"])
+            for (const nlohmann::json& a : tok["added_tokens"])
                 if (a["id"] == *id) return a["content"];
             for (const auto& [text, index] : tok["model"]["vocab"].items())
                 if (index == *id) return text;

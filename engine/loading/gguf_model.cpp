@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,19 @@ GgufModel load_gguf_model(const std::string& path) {
         if (!used.count(t.name))
             throw UserError(path + ": tensor '" + t.name + "' is not part of a " + config.architecture +
                             " model as QuantLab reads it (unexpected tensor)");
+    // Weights that come quantized already lie on their format's grid: say so wherever the model
+    // is listed, since a zero error from a quantizer of the same kind proves nothing here.
+    std::map<std::string, int64_t> quantized;
+    for (const GgufParameterSource& p : s.parameters)
+        if (ggml_type_is_quantized(p.tensor->type)) ++quantized[ggml_type_name(p.tensor->type)];
+    if (!quantized.empty()) {
+        std::string types;
+        for (const auto& [name, count] : quantized) types += (types.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+        s.warnings.push_back(path + ": the weights come quantized (" + types +
+                             " tensors): they already lie on those grids, and the full-precision model here is the file "
+                             "decoded exactly; quantizing them again to a format of the same kind (e.g. asymmetric 4-bit "
+                             "groups of 32 for Q4_1) gives zero error, which proves nothing");
+    }
     return g;
 }
 

@@ -18,6 +18,10 @@ namespace ql {
 namespace {
 
 using json = nlohmann::ordered_json;
+// The token -> id maps: sorted (std::map), since an ordered_json object searches linearly on every
+// insertion, which makes a real vocabulary of 49152 tokens take seconds to build. JSON objects are
+// unordered: the tokenizer reads the same map either way.
+using VocabJson = nlohmann::json;
 
 class TokenizerKeys {
 public:
@@ -175,7 +179,7 @@ void bert_tokenizer_json(const std::vector<std::string>& tokens, const std::vect
                          GgufVocabulary& v, json& tok) {
     static const std::string phantom = "\xe2\x96\x81";  // U+2581
     auto control = [&](size_t i) { return !types.empty() && types[i] == static_cast<int32_t>(GgufTokenType::Control); };
-    json vocab = json::object();
+    VocabJson vocab = VocabJson::object();
     std::vector<std::string> pieces(tokens.size());
     for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string& t = tokens[i];
@@ -264,7 +268,7 @@ GgufVocabulary gguf_vocabulary(const GgufFile& f) {
     auto type_of = [&](size_t i) { return types.empty() ? static_cast<int32_t>(GgufTokenType::Normal) : types[i]; };
     json tok = {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}, {"added_tokens", json::array()},
                 {"normalizer", nullptr}};
-    json vocab = json::object();
+    VocabJson vocab = VocabJson::object();
     if (v.model == "gpt2") {
         bool ignore_merges = false;
         std::vector<std::string> spelled(tokens.size());

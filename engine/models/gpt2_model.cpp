@@ -83,8 +83,9 @@ at::Tensor Gpt2Model::hidden_states(const at::Tensor& ids, KvCache* cache) {
 
 at::Tensor Gpt2Model::forward(const at::Tensor& ids) { return lm_head_.forward(hidden_states(ids)); }
 
-at::Tensor Gpt2Model::forward_cached(const at::Tensor& ids, KvCache& cache) {
-    return lm_head_.forward(hidden_states(ids, &cache));
+at::Tensor Gpt2Model::forward_cached(const at::Tensor& ids, KvCache& cache, bool last_only) {
+    const at::Tensor h = hidden_states(ids, &cache);
+    return lm_head_.forward(last_only ? h.narrow(1, h.size(1) - 1, 1) : h);
 }
 
 }  // namespace ql

@@ -17,7 +17,7 @@ public:
 
     // input_ids [B, T] int64, T <= n_positions -> logits [B, T, vocab] float32.
     at::Tensor forward(const at::Tensor& input_ids) override;
-    at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache) override;
+    at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache, bool last_only = false) override;
     bool generates_text() const override { return true; }
     // After ln_f, [B, T, hidden]; with a cache, of the tokens after the cached ones.
     at::Tensor hidden_states(const at::Tensor& input_ids, KvCache* cache = nullptr);

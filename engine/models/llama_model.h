@@ -17,7 +17,7 @@ public:
 
     // input_ids [B, T] int64 -> logits [B, T, vocab] float32.
     at::Tensor forward(const at::Tensor& input_ids) override;
-    at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache) override;
+    at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache, bool last_only = false) override;
     bool generates_text() const override { return true; }
     // The final-norm hidden state [B, T, hidden] (before lm_head); with a cache, of the tokens
     // after the cached ones (forward_cached).

@@ -73,7 +73,7 @@ void Model::set_requires_grad(bool requires_grad) {
     for (Parameter& p : parameters_) p.tensor->requires_grad_(requires_grad);
 }
 
-at::Tensor Model::forward_cached(const at::Tensor&, KvCache&) {
+at::Tensor Model::forward_cached(const at::Tensor&, KvCache&, bool) {
     throw UserError((config_.name.empty() ? config_.model_type : config_.name) +
                     " is not a decoder: it does not generate text (GPT-2, Llama, Mistral, Qwen2 and the demo do)");
 }

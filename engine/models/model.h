@@ -50,8 +50,10 @@ public:
     // Decoders (text generation): the logits [B, T, vocab] of input_ids [B, T] that follow the
     // cache's length() positions already stored, reading and extending `cache` (one entry per
     // attention site); forward(ids) equals forward_cached over any split of ids into consecutive
-    // parts with one cache. Other models: UserError (generates_text() is false).
-    virtual at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache);
+    // parts with one cache. With last_only, the logits of the last position alone [B, 1, vocab]
+    // (generation needs no others: the output projection of a long prompt is skipped). Other
+    // models: UserError (generates_text() is false).
+    virtual at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache, bool last_only = false);
     virtual bool generates_text() const { return false; }
 
     // Token models on a padded batch: input_ids [B, T] with attention_mask [B, T] (non-zero =

@@ -63,6 +63,10 @@ TEST(KvCacheForward, EqualsTheFullForwardForEveryDecoderFamily) {
             const at::Tensor cached = cached_logits(*m, ids, parts);
             EXPECT_LE((cached - full).abs().max().item<double>(), 2e-5) << name << " in " << parts.size() << " parts";
         }
+        KvCache cache(static_cast<int64_t>(m->attention_sites().size()), static_cast<int64_t>(ids.size()));
+        const at::Tensor last = m->forward_cached(ids_of(ids), cache, /*last_only=*/true);
+        ASSERT_EQ(last.size(1), 1) << name;
+        EXPECT_LE((last.select(1, 0) - full.select(1, -1)).abs().max().item<double>(), 2e-5) << name;
     }
 }
 
