@@ -353,6 +353,22 @@ std::vector<T> expand_all(Lattice l) {
 
 const LatticeTable& lattice_table(Lattice l) { return kTables[static_cast<int>(l)]; }
 
+const int8_t* point_levels(Lattice l) {
+    static const std::array<std::vector<int8_t>, 6> levels = [] {
+        std::array<std::vector<int8_t>, 6> all;
+        for (int k = 0; k < 6; ++k) {
+            const LatticeTable& t = lattice_table(static_cast<Lattice>(k));
+            auto& v = all[static_cast<size_t>(k)];
+            v.resize(static_cast<size_t>(t.size * t.dims));
+            for (int p = 0; p < t.size; ++p)
+                for (int c = 0; c < t.dims; ++c)
+                    v[static_cast<size_t>(p * t.dims + c)] = static_cast<int8_t>((t.points[p] >> (t.bits * c)) & ((1 << t.bits) - 1));
+        }
+        return all;
+    }();
+    return levels[static_cast<size_t>(l)].data();
+}
+
 const uint64_t* grid8(Lattice l) {
     static const std::array<std::vector<uint64_t>, 4> grids = {expand_all<uint64_t>(Lattice::IQ2_XXS), expand_all<uint64_t>(Lattice::IQ2_XS),
                                                                expand_all<uint64_t>(Lattice::IQ2_S), expand_all<uint64_t>(Lattice::IQ1_S)};

@@ -40,6 +40,9 @@ const LatticeTable& lattice_table(Lattice l);
 const uint64_t* grid8(Lattice l);
 const uint32_t* grid4(Lattice l);
 
+// Point k's level indices, coordinate c at [k * dims + c]. Built on first use, never freed.
+const int8_t* point_levels(Lattice l);
+
 // ksigns_iq2xs[i] for i in 0..127.
 inline uint8_t ksigns_iq2xs(int i) {
     const int parity = __builtin_parity(static_cast<unsigned>(i) & 127u);

@@ -158,7 +158,7 @@ void with_weighted_type(GgufType t, const Visitor& v) {
     }
 }
 
-bool is_kquant(GgufType t) { return t >= GgufType::Q2_K; }
+bool is_kquant(GgufType t) { return t >= GgufType::Q2_K && t <= GgufType::IQ4_XS; }
 
 __global__ void pad_rows_kernel(const float* x, int64_t rows, int64_t cols, int64_t n, float* out) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < rows * n;

@@ -1267,6 +1267,18 @@ std::vector<uint8_t> iquant_quantize(const std::vector<float>& x, int64_t rows, 
     return out;
 }
 
+std::vector<uint16_t> iquant_reference_neighbours(Lattice lattice, int u) {
+    const IqTables& T = tables(lattice);
+    if (u < 0 || u >= static_cast<int>(T.map.size())) return {};
+    if (T.dims == 8)  // never formed: a level of 3 (its map entry is an unfilled -1)
+        for (int k = 0; k < 8; ++k)
+            if (((u >> 2 * k) & 3) > 2) return {};
+    const int m = T.map[static_cast<size_t>(u)];
+    if (m >= 0) return {};
+    const uint16_t* list = T.neighbours.data() + (-m - 1);
+    return std::vector<uint16_t>(list + 1, list + 1 + list[0]);
+}
+
 std::vector<float> iquant_dequantize(const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols, IQuant t) {
     const int64_t bb = iquant_block_bytes(t), nblocks = rows * (cols / QK_K);
     std::vector<float> out(static_cast<size_t>(rows * cols));

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gguf_iquant_grids.h"
+
 namespace ql::kernels::reference {
 
 enum class IQuant { IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0 };
@@ -30,5 +32,10 @@ std::vector<uint8_t> iquant_quantize(const std::vector<float>& x, int64_t rows, 
 
 // The values ggml's dequantize_row_* computes from those bytes.
 std::vector<float> iquant_dequantize(const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols, IQuant t);
+
+// ggml's neighbour list of the level vector u (kmap index) of a lattice, as iq2xs_init_impl /
+// iq3xs_init_impl build it with qsort: point indices in ggml's order; empty when u is a lattice
+// point or has a level the quantizers never form.
+std::vector<uint16_t> iquant_reference_neighbours(iquant::Lattice lattice, int u);
 
 }  // namespace ql::kernels::reference
