@@ -14,7 +14,8 @@ constexpr float kIq2Values[6] = {-43, -25, -8, 8, 25, 43};
 constexpr float kIq3xxsValues[16] = {-62, -52, -44, -36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 62};
 constexpr float kIq3sValues[16] = {-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15};
 constexpr float kIq1Values[6] = {-1 - kIq1Delta, -1 + kIq1Delta, -kIq1Delta, kIq1Delta, 1 - kIq1Delta, 1 + kIq1Delta};
-constexpr float kTernaryValues[3] = {-1, 0, 1};
+// TQ2_0's 2-bit code 3 is never written; ggml decodes it as d (3 - 1).
+constexpr float kTernaryValues[4] = {-1, 0, 1, 2};
 
 // Code of level index l (of `levels` per sign) with a minus sign or not.
 inline uint8_t signed_code(int l, bool minus, int levels) {
@@ -37,6 +38,7 @@ int iquant_code_values(GgufType t, const float** values) {
         case GgufType::IQ3_S: *values = kIq3sValues; return 16;
         case GgufType::IQ1_S:
         case GgufType::IQ1_M: *values = kIq1Values; return 6;
+        case GgufType::TQ2_0: *values = kTernaryValues; return 4;
         default: *values = kTernaryValues; return 3;
     }
 }

@@ -70,7 +70,8 @@ constexpr bool iq_requires_importance(GgufType t) {
 }
 
 // The signed element levels codes index, ascending: IQ2 6 ({-43, -25, -8, 8, 25, 43}), IQ3 16,
-// IQ1 6 ({-1.125, -0.875, -0.125, 0.125, 0.875, 1.125}), TQ 3 ({-1, 0, 1}). Returns the count.
+// IQ1 6 ({-1.125, -0.875, -0.125, 0.125, 0.875, 1.125}), TQ1_0 3 ({-1, 0, 1}), TQ2_0 4 (its code 3,
+// which the quantizer never writes, decodes to 2 as in ggml). Returns the count.
 int iquant_code_values(GgufType t, const float** values);
 
 // One block of 256: y -> out (ggml's dequantize_row_*), and per element the code and per
