@@ -141,6 +141,7 @@ void add_iquant_formats(std::vector<FormatInfo>& out) {
         const bool ternary = k.values.size() == 3;
         f.notes = {"Bit for bit with ggml_quantize_chunk (llama-quantize's quantizer), with or without an importance matrix "
                    "(one weight per input column)" + std::string(ternary ? "; the ternary types ignore it, as ggml does." : ".")};
+        f.requires_importance = k.requires_importance;
         if (k.requires_importance)
             f.notes.push_back("Needs importance weights: ggml quantizes this type only with an importance matrix "
                               "(ggml_quantize_requires_imatrix); without one QuantLab refuses, as llama-quantize does.");
