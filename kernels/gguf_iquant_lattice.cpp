@@ -19,35 +19,35 @@ constexpr int kMaxShells = 3;
 
 struct Builder {
     const LatticeTable& t;
-    const int8_t* point_levels;
+    std::vector<int32_t> positions;  // coordinate c of point j: 2 l + 1 at [c * size + j] (vectorises)
 
-    // The smallest `neighbour_shells` distinct distances from u's positions; returns how many
-    // points lie at them.
+    Builder(const LatticeTable& table, const int8_t* point_levels) : t(table), positions(static_cast<size_t>(t.dims * t.size)) {
+        for (int j = 0; j < t.size; ++j)
+            for (int c = 0; c < t.dims; ++c) positions[static_cast<size_t>(c * t.size + j)] = 2 * point_levels[j * t.dims + c] + 1;
+    }
+
+    // The smallest `neighbour_shells` distinct distances from u's positions (a pass of minima
+    // each); returns how many points lie at them.
     int shells(int u, int* dist, int* nd, std::vector<int>& d2) const {
         int pos[8];
         const int mask = (1 << t.bits) - 1;
         for (int c = 0; c < t.dims; ++c) pos[c] = 2 * ((u >> t.bits * c) & mask) + 1;
+        int* d = d2.data();
+        for (int j = 0; j < t.size; ++j) d[j] = 0;
+        for (int c = 0; c < t.dims; ++c) {
+            const int32_t* p = positions.data() + static_cast<size_t>(c) * t.size;
+            for (int j = 0; j < t.size; ++j) d[j] += (p[j] - pos[c]) * (p[j] - pos[c]);
+        }
         *nd = 0;
-        for (int j = 0; j < t.size; ++j) {
-            const int8_t* p = point_levels + j * t.dims;
-            int d = 0;
-            for (int c = 0; c < t.dims; ++c) {
-                const int diff = 2 * p[c] + 1 - pos[c];
-                d += diff * diff;
-            }
-            d2[static_cast<size_t>(j)] = d;
-            // Insert d into the sorted distinct list dist[0 .. *nd) (kept to neighbour_shells).
-            int k = 0;
-            while (k < *nd && dist[k] < d) ++k;
-            if (k < *nd && dist[k] == d) continue;
-            if (k >= t.neighbour_shells) continue;
-            for (int m = (*nd < t.neighbour_shells ? *nd : t.neighbour_shells - 1); m > k; --m) dist[m] = dist[m - 1];
-            dist[k] = d;
-            if (*nd < t.neighbour_shells) ++*nd;
+        int last = -1;
+        for (int k = 0; k < t.neighbour_shells; ++k) {
+            int m = INT_MAX;
+            for (int j = 0; j < t.size; ++j) m = d[j] > last && d[j] < m ? d[j] : m;
+            if (m == INT_MAX) break;
+            dist[(*nd)++] = last = m;
         }
         int n = 0;
-        for (int j = 0; j < t.size; ++j)
-            for (int k = 0; k < *nd; ++k) n += d2[static_cast<size_t>(j)] == dist[k];
+        for (int j = 0; j < t.size; ++j) n += d[j] <= last;
         return n;
     }
 };
@@ -75,7 +75,7 @@ LatticeSearch build(Lattice which) {
     for (int u : formed)
         if (s.map[static_cast<size_t>(u)] < 0) off_grid.push_back(u);
 
-    const Builder b{t, s.point_levels};
+    const Builder b(t, s.point_levels);
     const int64_t n_lists = static_cast<int64_t>(off_grid.size());
     std::vector<int> counts(off_grid.size());
     parallel_ranges(n_lists, 64, 1, [&](int64_t i0, int64_t i1) {
@@ -84,19 +84,19 @@ LatticeSearch build(Lattice which) {
         for (int64_t i = i0; i < i1; ++i) counts[static_cast<size_t>(i)] = b.shells(off_grid[static_cast<size_t>(i)], dist, &nd, d2);
     });
     s.lists.resize(off_grid.size());
-    uint32_t first = 0, positions = 0;
+    uint32_t first = 0, packed = 0;
     for (size_t i = 0; i < off_grid.size(); ++i) {
         NeighbourList& l = s.lists[i];
         l.first = first;
         l.count = static_cast<uint32_t>(counts[i]);
         l.padded = (l.count + 7) / 8 * 8;
-        l.positions = positions;
+        l.packed = packed;
         first += l.count;
-        positions += l.padded * static_cast<uint32_t>(t.dims);
+        packed += l.padded;
         s.map[static_cast<size_t>(off_grid[i])] = -static_cast<int32_t>(i + 1);
     }
     s.indices.resize(first);
-    s.positions.resize(positions);
+    s.packed.resize(packed);
     parallel_ranges(n_lists, 64, 1, [&](int64_t i0, int64_t i1) {
         std::vector<int> d2(static_cast<size_t>(t.size));
         int dist[kMaxShells], nd;
@@ -107,12 +107,7 @@ LatticeSearch build(Lattice which) {
             for (int k = 0; k < nd; ++k)
                 for (int j = 0; j < t.size; ++j)
                     if (d2[static_cast<size_t>(j)] == dist[k]) s.indices[l.first + m++] = static_cast<uint16_t>(j);
-            for (uint32_t j = 0; j < l.padded; ++j) {
-                const int point = s.indices[l.first + (j < l.count ? j : 0)];
-                for (int c = 0; c < t.dims; ++c)
-                    s.positions[l.positions + static_cast<uint32_t>(c) * l.padded + j] =
-                        static_cast<float>(2 * s.point_levels[static_cast<size_t>(point * t.dims + c)] + 1);
-            }
+            for (uint32_t j = 0; j < l.padded; ++j) s.packed[l.packed + j] = t.points[s.indices[l.first + (j < l.count ? j : 0)]];
         }
     });
     return s;

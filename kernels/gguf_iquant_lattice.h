@@ -7,9 +7,9 @@
 // (distance, point index), exactly ggml's qsort order. Built on first use, once per lattice
 // (std::call_once: thread-safe, as ggml's critical section), over the OpenMP pool; never freed.
 //
-// Besides ggml's point indices, every list keeps its points' positions 2 l + 1 as floats,
-// transposed (coordinate-major, padded to a multiple of 8 with copies of its first point), so that
-// one SIMD operation measures eight candidates (gguf_iquant_search.h).
+// Besides ggml's point indices, every list keeps its points' packed level indices (the lattice's
+// uint16 point, widened to 32 bits and padded to a multiple of 8 with copies of its first point),
+// so that one SIMD operation measures eight candidates (gguf_iquant_search.h).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ struct NeighbourList {
     uint32_t first;  // into LatticeSearch::indices
     uint32_t count;  // candidates
     uint32_t padded; // count rounded up to a multiple of 8
-    uint32_t positions; // into LatticeSearch::positions: dims rows of `padded` positions
+    uint32_t packed; // into LatticeSearch::packed: `padded` packed points
 };
 
 struct LatticeSearch {
@@ -34,7 +34,7 @@ struct LatticeSearch {
     std::vector<int32_t> map;
     std::vector<NeighbourList> lists;
     std::vector<uint16_t> indices;      // the lists' point indices, in ggml's order
-    std::vector<float> positions;       // the lists' positions 2 l + 1, transposed and padded
+    std::vector<int32_t> packed;        // the lists' points as packed level indices, padded
 };
 
 const LatticeSearch& lattice_search(Lattice l);

@@ -52,24 +52,31 @@ QL_INLINE I8 hmin8i(I8 v) {
 }
 
 // The point of list `l` nearest to xval (dims values) under `weight`, for a sub-block scale
-// `scale`. xg: nullptr for positions 2 l + 1 (IQ2, IQ3), else the three IQ1 values xg[l].
+// `scale`. xg: nullptr for positions q = 2 l + 1 (IQ2, IQ3), else the three IQ1 values q = xg[l].
+// ggml adds, per coordinate c in order, weight[c] * diff * diff with diff = scale * q - xval[c]:
+// a term that depends only on (c, l), so the terms are computed once per level and each
+// candidate's sum gathers them by its level indices (the same float operations, the same order).
 // Writes the chosen point's level indices to L and returns the point.
 template <int D>
 QL_INLINE int nearest_point(const LatticeSearch& s, const NeighbourList& l, const float* xval, const float* weight,
                             float scale, const float* xg, int8_t* L) {
-    const float* pos = s.positions.data() + l.positions;
+    const int bits = s.table->bits, mask = (1 << bits) - 1;
+    const F8 q = xg ? F8{xg[0], xg[1], xg[2], 0, 0, 0, 0, 0} : F8{1, 3, 5, 7, 9, 11, 13, 15};
+    F8 terms[D];
+    for (int c = 0; c < D; ++c) {
+        const F8 diff = splat8(scale) * q - splat8(xval[c]);
+        terms[c] = (splat8(weight[c]) * diff) * diff;
+    }
+    const int32_t* packed = s.packed.data() + l.packed;
     // Per lane the first smallest distance and its candidate (strict <, as ggml's scan; NaN never
     // wins); then the smallest of those, the first candidate on ties: ggml's sequential choice.
     F8 best = splat8(FLT_MAX);
     I8 best_at = I8{} - 1, j = I8{0, 1, 2, 3, 4, 5, 6, 7};
     for (uint32_t j0 = 0; j0 < l.padded; j0 += 8, j += 8) {
+        I8 p;
+        std::memcpy(&p, packed + j0, sizeof p);
         F8 d2 = splat8(0.0f);
-        for (int c = 0; c < D; ++c) {
-            F8 q = load8(pos + static_cast<uint32_t>(c) * l.padded + j0);
-            if (xg) q = select8(q == 1.0f, splat8(xg[0]), select8(q == 3.0f, splat8(xg[1]), splat8(xg[2])));
-            const F8 diff = splat8(scale) * q - splat8(xval[c]);
-            d2 = d2 + (splat8(weight[c]) * diff) * diff;
-        }
+        for (int c = 0; c < D; ++c) d2 = d2 + __builtin_shuffle(terms[c], (p >> (bits * c)) & mask);
         const I8 less = d2 < best;
         best = select8(less, d2, best);
         best_at = (j & less) | (best_at & ~less);

@@ -10,6 +10,7 @@
 // only there, and reading past its input in ggml) is replaced by the same rule.
 #include "kernels/reference/reference_iquants.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -49,11 +50,6 @@ struct IqTables {
     std::vector<uint16_t> neighbours;
 };
 
-int iq_compare_func(const void* left, const void* right) {  // iq2_compare_func / iq3_compare_func
-    const int* l = static_cast<const int*>(left);
-    const int* r = static_cast<const int*>(right);
-    return l[0] < r[0] ? -1 : l[0] > r[0] ? 1 : l[1] < r[1] ? -1 : l[1] > r[1] ? 1 : 0;
-}
 
 IqTables build_tables(Lattice which) {
     const iquant::LatticeTable& t = iquant::lattice_table(which);
@@ -78,7 +74,9 @@ IqTables build_tables(Lattice which) {
         }
         T.map[index] = i;
     }
-    std::vector<int> dist2(static_cast<size_t>(2 * t.size));
+    // ggml's (d2, j) pairs and qsort with iq2_compare_func / iq3_compare_func: a total order (j is
+    // unique), so std::sort of the pairs gives the same sequence.
+    std::vector<std::pair<int, int>> dist2(static_cast<size_t>(t.size));
     int8_t pos[8];
     for (int i = 0; i < kmap_size; ++i) {
         if (T.map[static_cast<size_t>(i)] >= 0) continue;
@@ -93,22 +91,21 @@ IqTables build_tables(Lattice which) {
             const int8_t* pg = T.grid.data() + j * t.dims;
             int d2 = 0;
             for (int k = 0; k < t.dims; ++k) d2 += (pg[k] - pos[k]) * (pg[k] - pos[k]);
-            dist2[static_cast<size_t>(2 * j + 0)] = d2;
-            dist2[static_cast<size_t>(2 * j + 1)] = j;
+            dist2[static_cast<size_t>(j)] = {d2, j};
         }
-        std::qsort(dist2.data(), static_cast<size_t>(t.size), 2 * sizeof(int), iq_compare_func);
+        std::sort(dist2.begin(), dist2.end());
         const size_t start = T.neighbours.size();
         T.map[static_cast<size_t>(i)] = -static_cast<int>(start + 1);
         T.neighbours.push_back(0);
-        int d2 = dist2[0];
+        int d2 = dist2[0].first;
         int n = 0, nhave = 1;
         for (int j = 0; j < t.size; ++j) {
-            if (dist2[static_cast<size_t>(2 * j)] > d2) {
+            if (dist2[static_cast<size_t>(j)].first > d2) {
                 if (nhave == nwant) break;
-                d2 = dist2[static_cast<size_t>(2 * j)];
+                d2 = dist2[static_cast<size_t>(j)].first;
                 ++nhave;
             }
-            T.neighbours.push_back(static_cast<uint16_t>(dist2[static_cast<size_t>(2 * j + 1)]));
+            T.neighbours.push_back(static_cast<uint16_t>(dist2[static_cast<size_t>(j)].second));
             ++n;
         }
         T.neighbours[start] = static_cast<uint16_t>(n);

@@ -4,8 +4,9 @@
 // quantize_row_iq2_s_impl, quantize_row_iq3_xxs_impl (IQ3_XXS), quantize_row_iq3_s_impl,
 // quantize_row_iq1_s_impl, quantize_row_iq1_m_impl, quantize_row_tq1_0_ref,
 // quantize_row_tq2_0_ref, their dequantize_row_*, and the search tables iq2xs_init_impl /
-// iq3xs_init_impl build (with qsort, as ggml does). The fast CPU kernels (gguf_iquant_codec.h)
-// are tested against these bit for bit, and these against ggml itself (tests/peers).
+// iq3xs_init_impl build (distances sorted as ggml's qsort orders them). The fast CPU kernels
+// (gguf_iquant_encode.h) are tested against these bit for bit, and these against ggml itself
+// (tests/peers, scripts/check-kquants).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,8 @@ std::vector<uint8_t> iquant_quantize(const std::vector<float>& x, int64_t rows, 
 std::vector<float> iquant_dequantize(const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols, IQuant t);
 
 // ggml's neighbour list of the level vector u (kmap index) of a lattice, as iq2xs_init_impl /
-// iq3xs_init_impl build it with qsort: point indices in ggml's order; empty when u is a lattice
-// point or has a level the quantizers never form.
+// iq3xs_init_impl build it (sorted by distance, then index): point indices in ggml's order;
+// empty when u is a lattice point or has a level the quantizers never form.
 std::vector<uint16_t> iquant_reference_neighbours(iquant::Lattice lattice, int u);
 
 }  // namespace ql::kernels::reference
