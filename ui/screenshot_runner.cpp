@@ -398,7 +398,7 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         // llama.cpp's i-quants: IQ2_XXS (uniform importance stands in for the imatrix it needs; the
         // 8-dimensional lattice levels) and IQ3_S (the base of IQ3_M; sub-block 3 selected).
         explorerShot(QStringLiteral("format-explorer-gguf-iq2_xxs.png"), QStringLiteral("gguf_iq2_xxs"), T::Light,
-                     SampleKind::RandomNormal, 29, [](FormatExplorerView& view) { view.walkthrough()->selectElement(40); }),
+                     SampleKind::RandomNormal, 29, [](FormatExplorerView& view) { view.walkthrough()->selectElement(37); }),
         explorerShot(QStringLiteral("format-explorer-gguf-iq3_s.png"), QStringLiteral("gguf_iq3_s"), T::Light, SampleKind::WithOutlier,
                      31, [](FormatExplorerView& view) { view.walkthrough()->selectElement(100); }),
         explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
