@@ -10,7 +10,9 @@
 //                                ($QUANTLAB_GGML_LIB, else scripts/peers-env); skipped with a
 //                                message when it cannot be loaded
 //   GgufFakeQuantSearch/<type>   fake quantization (encode + decode) of the same tensor: the
-//                                K-quants' and IQ4's searches dominate; compare with Memcpy8MiB
+//                                K-quants', IQ4's and the i-quants' searches dominate (IQ2_XXS,
+//                                IQ2_XS, IQ1_S with the importance vector they need); compare
+//                                with Memcpy8MiB
 //   Memcpy8MiB                   memcpy of the same 8 MiB on the same threads (bytes = read +
 //                                written, as the FakeQuant benchmarks count)
 // Bytes processed = the float32 input (encode) or input + output (fake quantization, memcpy).
@@ -55,12 +57,24 @@ const std::vector<float>& importance() {
     return w;
 }
 
-// Every type encode_gguf_tensor writes; the K-quants and IQ4 (the search-heavy ones) from kFirstSearch on.
-const ql::GgmlType kTypes[] = {ql::GgmlType::Q8_0, ql::GgmlType::Q4_0,   ql::GgmlType::Q4_1,  ql::GgmlType::Q5_0,
-                               ql::GgmlType::Q5_1, ql::GgmlType::MXFP4,  ql::GgmlType::Q2_K,  ql::GgmlType::Q3_K,
-                               ql::GgmlType::Q4_K, ql::GgmlType::Q5_K,   ql::GgmlType::Q6_K,  ql::GgmlType::IQ4_NL,
-                               ql::GgmlType::IQ4_XS};
+// Every type encode_gguf_tensor writes; the K-quants, IQ4 and the i-quants (the search-heavy ones)
+// from kFirstSearch on.
+const ql::GgmlType kTypes[] = {ql::GgmlType::Q8_0,    ql::GgmlType::Q4_0,   ql::GgmlType::Q4_1,    ql::GgmlType::Q5_0,
+                               ql::GgmlType::Q5_1,    ql::GgmlType::MXFP4,  ql::GgmlType::Q2_K,    ql::GgmlType::Q3_K,
+                               ql::GgmlType::Q4_K,    ql::GgmlType::Q5_K,   ql::GgmlType::Q6_K,    ql::GgmlType::IQ4_NL,
+                               ql::GgmlType::IQ4_XS,  ql::GgmlType::IQ2_XXS, ql::GgmlType::IQ2_XS, ql::GgmlType::IQ2_S,
+                               ql::GgmlType::IQ3_XXS, ql::GgmlType::IQ3_S,  ql::GgmlType::IQ1_S,   ql::GgmlType::IQ1_M,
+                               ql::GgmlType::TQ1_0,   ql::GgmlType::TQ2_0};
 constexpr int kFirstSearch = 6;  // Q2_K
+
+// Types ggml ignores importance for, and types it quantizes only with importance
+// (ggml_quantize_requires_imatrix: ggml asserts without; QuantLab refuses).
+bool without_importance_path(ql::GgmlType t) {
+    return t == ql::GgmlType::Q8_0 || t == ql::GgmlType::MXFP4 || t == ql::GgmlType::TQ1_0 || t == ql::GgmlType::TQ2_0;
+}
+bool requires_importance(ql::GgmlType t) {
+    return t == ql::GgmlType::IQ2_XXS || t == ql::GgmlType::IQ2_XS || t == ql::GgmlType::IQ1_S;
+}
 
 std::string label(ql::GgmlType t, bool imatrix) { return std::string(ql::ggml_type_name(t)) + (imatrix ? " imatrix" : ""); }
 
@@ -69,6 +83,9 @@ void GgufEncode(benchmark::State& state) {
     const bool imatrix = state.range(1) != 0;
     const auto& x = input();
     std::vector<uint8_t> out(*ql::ggml_tensor_bytes(t, {kCols, kRows}));
+    // One row first: the i-quants build their search tables once per process (as GgmlEncode
+    // calls ggml_quantize_init before timing).
+    ql::encode_gguf_tensor(x.data(), 1, kCols, t, out.data(), imatrix ? importance().data() : nullptr);
     for (auto _ : state) {
         ql::encode_gguf_tensor(x.data(), kRows, kCols, t, out.data(), imatrix ? importance().data() : nullptr);
         benchmark::DoNotOptimize(out.data());
@@ -141,15 +158,17 @@ void GgufFakeQuantSearch(benchmark::State& state) {
     const std::string format = ql::gguf_format_name(t);
     ql::QuantOptions o;
     o.format = format;
-    const ql::QuantSpec spec = ql::resolve_spec(o, {kRows, kCols});
+    ql::QuantSpec spec = ql::resolve_spec(o, {kRows, kCols});
+    if (requires_importance(t)) ql::set_importance(spec, importance(), {kRows, kCols}, "bench");
     const auto& x = input();
     std::vector<float> y(x.size(), 1.0f);
+    ql::fake_quantize_buffer(x.data(), y.data(), {1, kCols}, spec);  // the i-quants' tables, built once
     for (auto _ : state) {
         ql::fake_quantize_buffer(x.data(), y.data(), {kRows, kCols}, spec);
         benchmark::DoNotOptimize(y.data());
     }
     state.SetBytesProcessed(state.iterations() * kRows * kCols * 8);
-    state.SetLabel(format);
+    state.SetLabel(format + (requires_importance(t) ? " imatrix" : ""));
 }
 
 void Memcpy8MiB(benchmark::State& state) {
@@ -167,7 +186,8 @@ void Memcpy8MiB(benchmark::State& state) {
 const int kRegistered = [] {
     for (int i = 0; i < static_cast<int>(std::size(kTypes)); ++i)
         for (int w = 0; w < 2; ++w) {
-            if (w && (kTypes[i] == ql::GgmlType::Q8_0 || kTypes[i] == ql::GgmlType::MXFP4)) continue;  // no importance path
+            if (w && without_importance_path(kTypes[i])) continue;
+            if (!w && requires_importance(kTypes[i])) continue;
             const std::string name = std::string(ql::ggml_type_name(kTypes[i])) + (w ? "/imatrix" : "");
             benchmark::RegisterBenchmark(("GgufEncode/" + name).c_str(), GgufEncode)
                 ->Args({i, w})

@@ -12,6 +12,8 @@
 #include "kernels/gguf_block_codec.h"
 #include "kernels/gguf_block_tiles.h"
 #include "kernels/gguf_fake_avx2.h"
+#include "kernels/gguf_iquant_codec.h"
+#include "kernels/gguf_iquant_cpu.h"
 #include "kernels/gguf_kquant_codec.h"
 #include "kernels/gguf_kquant_cpu.h"
 #include "kernels/gguf_min_avx2.h"
@@ -83,7 +85,7 @@ QL_CPU_CLONES void fake_blocks(const float* x, float* y, int64_t nblocks, const 
     }
 }
 
-bool is_kquant(GgufType t) { return t >= GgufType::Q2_K; }
+bool is_kquant(GgufType t) { return t >= GgufType::Q2_K && t <= GgufType::IQ4_XS; }
 
 // Element j in the low nibble and j + 16 in the high nibble of byte j.
 void split_nibbles(const uint8_t* packed, uint8_t* codes) {
@@ -95,11 +97,17 @@ void split_nibbles(const uint8_t* packed, uint8_t* codes) {
 
 }  // namespace
 
-int64_t gguf_block_elements(GgufType t) { return is_kquant(t) ? kquant::kq_block_elements(t) : kB; }
+int64_t gguf_block_elements(GgufType t) {
+    return iquant::is_iquant(t) ? 256 : is_kquant(t) ? kquant::kq_block_elements(t) : kB;
+}
 
-int64_t gguf_type_size(GgufType t) { return is_kquant(t) ? kquant::kq_block_bytes(t) : block_bytes(t); }
+int64_t gguf_type_size(GgufType t) {
+    return iquant::is_iquant(t) ? iquant::iq_block_bytes(t) : is_kquant(t) ? kquant::kq_block_bytes(t) : block_bytes(t);
+}
 
-int64_t gguf_sub_block(GgufType t) { return is_kquant(t) ? kquant::kq_sub_block(t) : kB; }
+int64_t gguf_sub_block(GgufType t) {
+    return iquant::is_iquant(t) ? iquant::iq_sub_block(t) : is_kquant(t) ? kquant::kq_sub_block(t) : kB;
+}
 
 bool gguf_has_min(GgufType t) { return t == GgufType::Q4_1 || (is_kquant(t) && kquant::kq_has_min(t)); }
 
@@ -107,7 +115,13 @@ int gguf_scales_per_block(GgufType t) {
     return static_cast<int>(gguf_block_elements(t) / gguf_sub_block(t)) * (gguf_has_min(t) ? 2 : 1);
 }
 
-bool gguf_uses_importance(GgufType t) { return t != GgufType::Q8_0 && t != GgufType::MXFP4; }
+bool gguf_uses_importance(GgufType t) {
+    return t != GgufType::Q8_0 && t != GgufType::MXFP4 && t != GgufType::TQ1_0 && t != GgufType::TQ2_0;
+}
+
+bool gguf_requires_importance(GgufType t) { return iquant::iq_requires_importance(t); }
+
+bool gguf_is_iquant(GgufType t) { return iquant::is_iquant(t); }
 
 const float* gguf_log2_round_up_thresholds() {
     static const std::vector<float> t = make_log2_thresholds();
@@ -119,6 +133,7 @@ int gguf_floor_log2f(float a) { return floor_log2f(a, gguf_log2_round_up_thresho
 void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8_t* blocks, const float* importance) {
     const int64_t E = gguf_block_elements(t), nb = rows * (cols / E), ts = gguf_type_size(t);
     if (!gguf_uses_importance(t)) importance = nullptr;
+    if (iquant::is_iquant(t)) return iquant_quantize_cpu(x, rows, cols, t, blocks, importance);
     if (is_kquant(t)) return kquant_quantize_cpu(x, rows, cols, t, blocks, importance);
     if (importance) return weighted_quantize_cpu(x, rows, cols, t, blocks, importance);
     if ((t == GgufType::Q4_0 || t == GgufType::Q5_0) && q4_0_avx2_available()) {  // same bytes, hand-vectorised (gguf_q4_0_avx2.h)
@@ -140,6 +155,7 @@ void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8
 
 void gguf_dequantize(const uint8_t* blocks, int64_t rows, int64_t cols, GgufType t, float* y) {
     const int64_t E = gguf_block_elements(t), nb = rows * (cols / E), ts = gguf_type_size(t);
+    if (iquant::is_iquant(t)) return iquant_dequantize_cpu(blocks, rows, cols, t, y);
     if (is_kquant(t)) return kquant_dequantize_cpu(blocks, rows, cols, t, y);
     visit_gguf_type(t, [&](auto type) {
         parallel_ranges(nb, 1024, 1, [&](int64_t b0, int64_t b1) {
@@ -150,6 +166,7 @@ void gguf_dequantize(const uint8_t* blocks, int64_t rows, int64_t cols, GgufType
 
 void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, const float* importance) {
     if (!gguf_uses_importance(t)) importance = nullptr;
+    if (iquant::is_iquant(t)) return iquant_fake_quant_cpu(x, y, L, t, importance);
     if (is_kquant(t)) return kquant_fake_quant_cpu(x, y, L, t, importance);
     if (importance) return weighted_fake_quant_cpu(x, y, L, t, importance);
     const float* log2_thresholds = gguf_log2_round_up_thresholds();
@@ -175,6 +192,11 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, c
 
 void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* codes, float* scales) {
     const int64_t ts = gguf_type_size(t);
+    if (iquant::is_iquant(t)) {
+        const int per = gguf_scales_per_block(t);
+        for (int64_t b = 0; b < nblocks; ++b) iquant::unpack_iquant(t, blocks + b * ts, codes + b * 256, scales + b * per);
+        return;
+    }
     if (is_kquant(t)) {
         const int E = kquant::kq_block_elements(t), sub = kquant::kq_sub_block(t), per = gguf_scales_per_block(t);
         const bool with_min = kquant::kq_has_min(t);
@@ -228,6 +250,7 @@ void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* co
 }
 
 GgufBlockFields gguf_block_fields(const uint8_t* y, GgufType t) {
+    if (iquant::is_iquant(t)) return iquant::iquant_block_fields(t, y);
     GgufBlockFields f;
     f.sub_blocks = static_cast<int>(gguf_block_elements(t) / gguf_sub_block(t));
     switch (t) {
@@ -271,6 +294,7 @@ GgufBlockFields gguf_block_fields(const uint8_t* y, GgufType t) {
             f.scale_bits = 6;
             for (int j = 0; j < 8; ++j) f.scales[j] = kquant::get_iq4xs_scale(j, y);
             break;
+        default: break;  // the i-quants: above
     }
     return f;
 }

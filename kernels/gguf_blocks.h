@@ -16,6 +16,11 @@
 //   Q2_K 84 B, Q3_K 110 B, Q4_K 144 B, Q5_K 176 B, Q6_K 210 B: 16 or 8 sub-blocks with 4- or
 //   6-bit scales (and mins) under an fp16 super scale (and min); IQ4_XS 136 B: 8 sub-blocks of
 //   kvalues_iq4nl with 6-bit scales; IQ4_NL 18 B per 32: fp16 d and kvalues_iq4nl indices.
+// Super-blocks of 256 on lattices (gguf_iquant_codec.h has the layouts, gguf_iquant_encode.h the
+// searches): IQ2_XXS 66 B, IQ2_XS 74 B, IQ2_S 82 B (8-dimensional lattices of 256 / 512 / 1024
+// points with 4-bit sub-block scales), IQ3_XXS 98 B, IQ3_S 110 B (4-dimensional, 256 / 512
+// points), IQ1_S 50 B, IQ1_M 56 B (2048 points of {-1, 0, 1}^8 shifted by +-1/8); ternary
+// TQ1_0 54 B and TQ2_0 66 B (trits of x / amax under an fp16 amax).
 // 4-bit codes of a 32-block: element j in the low nibble and j+16 in the high nibble of byte j.
 // Non-finite input: NaN/Inf are ignored by the block statistics (searches see them as 0), NaN
 // stays NaN in fake quantization, +-Inf saturate.
@@ -32,20 +37,31 @@ namespace ql::kernels {
 
 constexpr int64_t kGgufBlock = 32;
 
-enum class GgufType : uint8_t { Q8_0, Q4_0, Q4_1, Q5_0, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS };
+enum class GgufType : uint8_t {
+    Q8_0, Q4_0, Q4_1, Q5_0, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
+    IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0
+};
 
-// Elements per block: 32 (Q8_0, Q4_0, Q4_1, Q5_0, MXFP4, IQ4_NL) or 256 (the K-quants, IQ4_XS).
+// Elements per block: 32 (Q8_0, Q4_0, Q4_1, Q5_0, MXFP4, IQ4_NL) or 256 (the K-quants, IQ4_XS, the
+// i-quants and ternary types).
 int64_t gguf_block_elements(GgufType t);
-// Bytes per block: 34, 18, 20, 22, 17, 84, 110, 144, 176, 210, 18, 136.
+// Bytes per block: 34, 18, 20, 22, 17, 84, 110, 144, 176, 210, 18, 136, 66, 74, 82, 98, 110, 50, 56,
+// 54, 66.
 int64_t gguf_type_size(GgufType t);
-// Elements per stored scale (the sub-block): 16 for Q2_K, Q3_K, Q6_K; 32 otherwise.
+// Elements per stored scale (the sub-block): 16 for Q2_K, Q3_K, Q6_K, IQ2_XS, IQ2_S, IQ1_M; 256
+// for TQ1_0, TQ2_0; 32 otherwise.
 int64_t gguf_sub_block(GgufType t);
 // Whether each scale comes with a minimum (Q4_1, Q2_K, Q4_K, Q5_K).
 bool gguf_has_min(GgufType t);
 // Scale values per block in gguf_unpack: sub-blocks per block, times 2 with a minimum.
 int gguf_scales_per_block(GgufType t);
-// Whether ggml's quantizer of this type reads importance (all but Q8_0 and MXFP4).
+// Whether ggml's quantizer of this type reads importance (all but Q8_0, MXFP4, TQ1_0, TQ2_0).
 bool gguf_uses_importance(GgufType t);
+// ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS, IQ1_S have no search without importance; the
+// functions below throw std::invalid_argument when they get none for these.
+bool gguf_requires_importance(GgufType t);
+// The i-quants and ternary types (IQ2_XXS .. TQ2_0): CPU kernels only.
+bool gguf_is_iquant(GgufType t);
 
 // x: rows*cols floats with cols % gguf_block_elements(t) == 0. blocks: rows * (cols / block) *
 // type_size bytes. importance: nullptr or cols floats (see the top of this file).
@@ -66,7 +82,11 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, c
 //   {0,1,2,3,4,6,8,12,0,-1,-2,-3,-4,-6,-8,-12} with the E8M0 scale 2^(e-127) of the E2M1 values;
 //   Q2_K 0..3, Q4_K 0..15, Q5_K 0..31 with (scale, min) per sub-block, value scale q - min;
 //   Q3_K 0..7, value scale (q - 4);  Q6_K 0..63, value scale (q - 32);
-//   IQ4_NL / IQ4_XS 0..15, value scale kvalues_iq4nl[q].
+//   IQ4_NL / IQ4_XS 0..15, value scale kvalues_iq4nl[q];
+//   i-quants / ternary: index into the type's signed levels (gguf_iquant_codec.h), value scale
+//   level: IQ2 {-43, -25, -8, 8, 25, 43}, IQ3_XXS {-62, ..., -4, 4, ..., 62}, IQ3_S {-15, -13, ...,
+//   15}, IQ1 {-1.125, -0.875, -0.125, 0.125, 0.875, 1.125}, TQ {-1, 0, 1}; the scale of a sub-block
+//   is the one its dequantizer multiplies by (e.g. IQ2: d (0.5 + s) / 4).
 // Every decoded value equals the dequantized one bit for bit (the same float32 products).
 void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* codes, float* scales);
 
@@ -74,7 +94,7 @@ void gguf_unpack(const uint8_t* blocks, int64_t nblocks, GgufType t, uint8_t* co
 struct GgufBlockFields {
     float d = 0, dmin = 0;      // the fp16 super scale and super min (dmin: Q2_K, Q4_K, Q5_K; Q4_1: m)
     int sub_blocks = 0;         // 1 (32-blocks), 8 or 16
-    int scale_bits = 0;         // bits of each stored sub-block scale (4 Q2_K, 6 Q3_K/Q4_K/Q5_K/IQ4_XS, 8 Q6_K)
+    int scale_bits = 0;         // bits of each stored sub-block scale (4 Q2_K, IQ2, IQ3; 6 Q3_K/Q4_K/Q5_K/IQ4_XS; 8 Q6_K; 3 IQ1)
     int scales[16] = {};        // stored sub-block scale integers (Q3_K, IQ4_XS: 0..63 standing for s - 32; Q6_K int8)
     int mins[16] = {};          // stored sub-block min integers (Q2_K, Q4_K, Q5_K)
 };

@@ -248,7 +248,7 @@ GgufSubBlockSearch trace_iq4(const float* x, const float* w) {
     return r;
 }
 
-bool is_kquant(GgufType t) { return t >= GgufType::Q2_K; }
+bool is_kquant(GgufType t) { return t >= GgufType::Q2_K && t <= GgufType::IQ4_XS; }
 
 float sum_squares(const std::vector<float>& x) {
     float s = 0;

@@ -31,6 +31,70 @@ int mxEmax(const FormatInfo& f) {
     return f.element.is_integer ? 0 : 2;  // E2M3, E2M1: 2; INT8: 0 (FORMATS.md, OCP MX)
 }
 
+// llama.cpp's i-quants and ternary types (kernels/gguf_iquant_codec.h has the layouts).
+bool isLatticeFormat(const std::string& n) {
+    for (const char* name : {"gguf_iq2_xxs", "gguf_iq2_xs", "gguf_iq2_s", "gguf_iq3_xxs", "gguf_iq3_s", "gguf_iq1_s",
+                             "gguf_iq1_m", "gguf_tq1_0", "gguf_tq2_0"})
+        if (n == name) return true;
+    return false;
+}
+
+void describeLatticeFormat(const FormatInfo& f, BlockDiagram& d) {
+    const std::string& n = f.name;
+    const bool ternary = n == "gguf_tq1_0" || n == "gguf_tq2_0";
+    const int sub = ternary ? 256 : (n == "gguf_iq2_xs" || n == "gguf_iq2_s" || n == "gguf_iq1_m") ? 16 : 32;
+    const int subBlocks = 256 / sub;
+    d.blockSize = sub;
+    if (ternary) {
+        d.blockLabel = QObject::tr("block of 256 elements");
+        d.scales.push_back({QObject::tr("FP16 scale d"), QObject::tr("amax of the block"), 1});
+    } else {
+        const bool iq1 = n == "gguf_iq1_s" || n == "gguf_iq1_m";
+        d.blockLabel = QObject::tr("sub-block of %1 elements (%2 per super-block of 256); %3 values form one lattice point")
+                           .arg(sub)
+                           .arg(subBlocks)
+                           .arg(n == "gguf_iq3_xxs" || n == "gguf_iq3_s" ? 4 : 8);
+        d.scales.push_back({QObject::tr("%1-bit scale s").arg(iq1 ? 3 : 4),
+                            iq1 ? QObject::tr("nearest((scale / d − 1) / 2): ×(2s + 1)") : QObject::tr("nearest((scale / d − 1) / 2)"), 1});
+        d.scales.push_back({QObject::tr("FP16 super scale d"), QObject::tr("from the largest sub-block scale"), subBlocks});
+    }
+    if (n == "gguf_iq2_xxs")
+        d.bytes = {{"d", 2, QObject::tr("FP16")},
+                   {"qs", 64, QObject::tr("per 32: 4 × 8-bit point of 256, then 4 × 7 sign bits + 4-bit scale")}};
+    else if (n == "gguf_iq2_xs")
+        d.bytes = {{"d", 2, QObject::tr("FP16")}, {"qs", 64, QObject::tr("32 × (9-bit point of 512 | 7 sign bits << 9)")},
+                   {"scales", 8, QObject::tr("16 × 4-bit scale")}};
+    else if (n == "gguf_iq2_s")
+        d.bytes = {{"d", 2, QObject::tr("FP16 (0.9875 d)")}, {"qs", 32, QObject::tr("32 × low 8 bits of the point")},
+                   {"signs", 32, QObject::tr("32 × 8 sign bits")}, {"qh", 8, QObject::tr("32 × high 2 bits (points of 1024)")},
+                   {"scales", 8, QObject::tr("16 × 4-bit scale")}};
+    else if (n == "gguf_iq3_xxs")
+        d.bytes = {{"d", 2, QObject::tr("FP16 (1.0125 d)")}, {"qs", 64, QObject::tr("64 × 8-bit point of 256 (4 values each)")},
+                   {"signs+s", 32, QObject::tr("per 32: 4 × 7 sign bits + 4-bit scale")}};
+    else if (n == "gguf_iq3_s")
+        d.bytes = {{"d", 2, QObject::tr("FP16 (1.033 d)")}, {"qs", 64, QObject::tr("64 × low 8 bits of the point")},
+                   {"qh", 8, QObject::tr("64 high bits (points of 512)")}, {"signs", 32, QObject::tr("256 sign bits")},
+                   {"scales", 4, QObject::tr("8 × 4-bit scale")}};
+    else if (n == "gguf_iq1_s")
+        d.bytes = {{"d", 2, QObject::tr("FP16 (1.125 d)")}, {"qs", 32, QObject::tr("32 × low 8 bits of the point")},
+                   {"qh", 16, QObject::tr("per 32: 4 × 3 high bits (points of 2048), 3-bit scale, shift sign")}};
+    else if (n == "gguf_iq1_m")
+        d.bytes = {{"qs", 32, QObject::tr("32 × low 8 bits of the point")},
+                   {"qh", 16, QObject::tr("per 8: 3 high bits + shift sign")},
+                   {"scales", 8, QObject::tr("16 × 3-bit scale; FP16 d in the top nibbles")}};
+    else if (n == "gguf_tq1_0")
+        d.bytes = {{"qs", 48, QObject::tr("240 trits, 5 per byte (base 3 × 256/243)")}, {"qh", 4, QObject::tr("16 trits, 4 per byte")},
+                   {"d", 2, QObject::tr("FP16")}};
+    else
+        d.bytes = {{"qs", 64, QObject::tr("256 × 2-bit trit")}, {"d", 2, QObject::tr("FP16")}};
+    int total = 0;
+    for (const auto& field : d.bytes) total += field.bytes;
+    d.storage = QObject::tr("%1 bytes per %2 of 256 → %3 bits/element")
+                    .arg(total)
+                    .arg(ternary ? QObject::tr("block") : QObject::tr("super-block"))
+                    .arg(bitsText(total * 8.0 / 256));
+}
+
 }  // namespace
 
 BlockDiagram describeBlockStructure(const FormatInfo& f, const QuantOptions& options) {
@@ -96,6 +160,8 @@ BlockDiagram describeBlockStructure(const FormatInfo& f, const QuantOptions& opt
             d.scales.push_back({QObject::tr("FP32 absmax"), QObject::tr("max |x| of the block"), 1});
             d.storage = QObject::tr("64 × 4 bit + 32 bit absmax = 288 bit per block → 4.5 bits/element");
         }
+    } else if (family == "gguf" && isLatticeFormat(f.name)) {
+        describeLatticeFormat(f, d);
     } else if (family == "gguf" && (f.block_size == 256 || f.name == "gguf_iq4_nl")) {
         // K-quants and IQ4: sub-blocks with small integer scales under an fp16 super scale.
         const std::string& n = f.name;

@@ -378,26 +378,31 @@ void BlockWalkthroughPanel::fillSuperBlock() {
     m_filling = true;
     const int subs = static_cast<int>(sb.sub_blocks.size());
     const int shownElements = static_cast<int>(m_block.size());
+    const bool traced = !sb.search.empty();  // the i-quants' searches are described, not traced
     if (subs == 1) {
-        m_superSummary->setText(tr("<b>Block</b> of %1: fp16 scale d = %2 (the search's scale)").arg(sb.sub_block_length).arg(formatValue(sb.d)));
+        m_superSummary->setText(tr("<b>Block</b> of %1: fp16 scale d = %2 (%3)")
+                                    .arg(sb.sub_block_length)
+                                    .arg(formatValue(sb.d))
+                                    .arg(traced ? tr("the search's scale") : QString::fromStdString(sb.search_method).toHtmlEscaped()));
     } else {
         m_superSummary->setText(
             tr("<b>Super-block</b> of %1: %2 sub-blocks of %3 with %4-bit scales%5 under fp16 <b>d</b> = %6%7. "
-               "Select a sub-block (or an element) to step through its search.")
+               "Select a sub-block (or an element) to %8.")
                 .arg(subs * sb.sub_block_length)
                 .arg(subs)
                 .arg(sb.sub_block_length)
                 .arg(sb.scale_bits)
                 .arg(sb.has_min ? tr(" and mins") : QString())
                 .arg(formatValue(sb.d))
-                .arg(sb.has_min ? tr(", <b>dmin</b> = %1").arg(formatValue(sb.dmin)) : QString()));
+                .arg(sb.has_min ? tr(", <b>dmin</b> = %1").arg(formatValue(sb.dmin)) : QString())
+                .arg(traced ? tr("step through its search") : tr("see its scale and grid")));
     }
     m_subBlocks->setRowCount(subs);
     for (int j = 0; j < subs; ++j) {
         const WalkthroughSubBlock& s = sb.sub_blocks[static_cast<size_t>(j)];
         const bool padding = s.first >= shownElements;
         m_subBlocks->setItem(j, 0, readOnlyItem(tr("%1  (%2–%3)").arg(j).arg(s.first).arg(s.first + s.length - 1)));
-        m_subBlocks->setItem(j, 1, readOnlyItem(shortNumber(s.search_scale)));
+        m_subBlocks->setItem(j, 1, readOnlyItem(std::isnan(s.search_scale) ? QStringLiteral("—") : shortNumber(s.search_scale)));
         m_subBlocks->setItem(j, 2, readOnlyItem(sb.has_min ? shortNumber(s.search_min) : QStringLiteral("—")));
         m_subBlocks->setItem(j, 3, readOnlyItem(sb.has_min ? QStringLiteral("%1 / %2").arg(s.stored_scale).arg(s.stored_min)
                                                            : QString::number(s.stored_scale)));
@@ -412,10 +417,12 @@ void BlockWalkthroughPanel::fillSuperBlock() {
         const QSignalBlocker blocker(m_subBlocks);
         m_subBlocks->setCurrentCell(sb.search_sub_block, 0);
     }
-    m_searchTitle->setText(tr("<b>Search of sub-block %1</b>: %2<br>Objective: %3")
+    m_searchTitle->setText((traced ? tr("<b>Search of sub-block %1</b>: %2<br>Objective: %3")
+                                   : tr("<b>How ggml searches sub-block %1</b>: %2<br>Objective: %3 (not traced step by step)"))
                                .arg(sb.search_sub_block)
                                .arg(QString::fromStdString(sb.search_method).toHtmlEscaped())
                                .arg(QString::fromStdString(sb.search_objective).toHtmlEscaped()));
+    m_search->setVisible(traced);
     m_search->setRowCount(static_cast<int>(sb.search.size()));
     int lastKept = -1;
     for (int i = 0; i < static_cast<int>(sb.search.size()); ++i)

@@ -395,6 +395,12 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         // A Q4_K super-block with an outlier: sub-block 2's search, the 6-bit scales and mins.
         explorerShot(QStringLiteral("format-explorer-gguf-q4_k.png"), QStringLiteral("gguf_q4_k"), T::Light, SampleKind::WithOutlier, 23,
                      [](FormatExplorerView& view) { view.walkthrough()->selectElement(70); }),
+        // llama.cpp's i-quants: IQ2_XXS (uniform importance stands in for the imatrix it needs; the
+        // 8-dimensional lattice levels) and IQ3_S (the base of IQ3_M; sub-block 3 selected).
+        explorerShot(QStringLiteral("format-explorer-gguf-iq2_xxs.png"), QStringLiteral("gguf_iq2_xxs"), T::Light,
+                     SampleKind::RandomNormal, 29, [](FormatExplorerView& view) { view.walkthrough()->selectElement(37); }),
+        explorerShot(QStringLiteral("format-explorer-gguf-iq3_s.png"), QStringLiteral("gguf_iq3_s"), T::Light, SampleKind::WithOutlier,
+                     31, [](FormatExplorerView& view) { view.walkthrough()->selectElement(100); }),
         explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
         explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
     };

@@ -36,7 +36,8 @@ nlohmann::json to_json(const FormatInfo& f) {
             {"default_group_size", f.default_group_size},
             {"supports_asymmetric", f.supports_asymmetric},
             {"supports_double_quant", f.supports_double_quant},
-            {"supports_mx_scale_rule", f.supports_scale_rule}};
+            {"supports_mx_scale_rule", f.supports_scale_rule},
+            {"requires_importance", f.requires_importance}};
 }
 
 int run(const std::vector<std::string>& args) {

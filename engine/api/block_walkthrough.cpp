@@ -124,6 +124,74 @@ void explain_super_block(BlockWalkthrough& w, const std::vector<float>& padded, 
          "");
 }
 
+// The i-quants and ternary types: the fp16 super scale, each sub-block's stored scale and
+// decoded scale, then how the lattice codes decode (kernels/gguf_iquant_codec.h). Their searches
+// are not traced step by step: `search` stays empty and search_method says what ggml searches.
+template <class Step>
+void explain_lattice_block(BlockWalkthrough& w, const FormatInfo& f, const EncodedTensor& enc, int selected, const Step& step) {
+    const GgufType t = gguf_format_kernel_type(f.name);
+    const GgufBlockFields fields = gguf_block_fields(enc.gguf_blocks.data(), t);
+    SuperBlockWalkthrough& sb = w.super_block;
+    sb.present = true;
+    sb.d = fields.d;
+    sb.scale_bits = fields.scale_bits;
+    sb.sub_block_length = static_cast<int>(gguf_sub_block(t));
+    const float* sc = enc.scales.as<float>();
+    for (int j = 0; j < fields.sub_blocks; ++j) {
+        WalkthroughSubBlock s;
+        s.first = j * sb.sub_block_length;
+        s.length = sb.sub_block_length;
+        s.search_scale = std::nan("");  // not traced
+        s.stored_scale = fields.scales[j];
+        s.scale = sc[j];
+        double se = 0;
+        int cnt = 0;
+        for (int i = s.first; i < s.first + s.length && i < static_cast<int>(w.output.size()); ++i)
+            if (std::isfinite(w.input[static_cast<size_t>(i)])) {
+                const double e = static_cast<double>(w.output[static_cast<size_t>(i)]) - w.input[static_cast<size_t>(i)];
+                se += e * e;
+                ++cnt;
+            }
+        s.mse = cnt ? se / cnt : 0.0;
+        sb.sub_blocks.push_back(s);
+    }
+    sb.search_sub_block = std::clamp(selected, 0, fields.sub_blocks - 1);
+    const WalkthroughSubBlock& sel = sb.sub_blocks[static_cast<size_t>(sb.search_sub_block)];
+    w.scale = sel.scale;
+    for (float v : f.element_values) w.grid.push_back(static_cast<float>(sel.scale * v));
+    const bool ternary = t == GgufType::TQ1_0 || t == GgufType::TQ2_0;
+    const bool iq1 = t == GgufType::IQ1_S || t == GgufType::IQ1_M;
+    const bool even_signs = t == GgufType::IQ2_XXS || t == GgufType::IQ2_XS || t == GgufType::IQ3_XXS;
+    const int group = t == GgufType::IQ3_XXS || t == GgufType::IQ3_S ? 4 : 8;
+    sb.search_method = ternary ? "none: trits of x / amax"
+                       : iq1   ? "exact least-squares split of the sorted values into the levels -1, 0, +1 (shift +-1/8), then "
+                                 "each group of 8 moved to the nearest of the 2048 lattice points"
+                               : "candidate scales around max / " + std::string(t == GgufType::IQ3_XXS || t == GgufType::IQ3_S ? "15" : "5") +
+                                     "; |x| / scale rounded to the levels and each group of " + std::to_string(group) +
+                                     " moved to the nearest lattice point (ggml's neighbour lists); the least-squares scale of "
+                                     "the best candidate";
+    sb.search_objective = ternary ? "" : "maximise (sum w x q)^2 / sum w q^2 (weights: importance * sqrt(sigma2 + x^2), or x^2)";
+    step(ternary ? "Block" : "Super-block",
+         std::to_string(fields.sub_blocks) + (ternary ? " block of 256" : " sub-blocks of " + std::to_string(sb.sub_block_length)) +
+             " (" + f.scale_type + ")",
+         std::to_string(static_cast<int>(f.bits_per_element * 256 / 8)) + " bytes");
+    if (ternary) {
+        step("Scale", "d = max |x| over the 256 (fp16)", num(sb.d));
+        step("Encode", "t = lroundf(x / d) + 1 in {0, 1, 2}", t == GgufType::TQ1_0 ? "5 trits per byte (base 3, * 256 / 243, rounded up)" : "2 bits per trit");
+        step("Decode", "x' = d (t - 1)", "");
+        return;
+    }
+    if (!iq1)
+        step("Signs", even_signs ? "|x| with 7 sign bits per 8 (an odd count of minus signs flips the least important one)"
+                                 : "|x| with every sign stored",
+             "");
+    step("Search, sub-block " + std::to_string(sb.search_sub_block), sb.search_method, "scale " + num(sel.scale));
+    step("Super scale", "d = max sub-block scale / " + std::string(iq1 ? "15" : "31") + " (fp16, with ggml's fudge factor)", num(sb.d));
+    step("Sub-block scales", std::to_string(sb.scale_bits) + "-bit integers: nearest((scale / d - 1) / 2)",
+         "sub-block " + std::to_string(sb.search_sub_block) + ": " + std::to_string(sel.stored_scale));
+    step("Decode", iq1 ? "x' = d (2 s + 1) (grid + shift)" : "x' = scale * grid level * sign", "");
+}
+
 }  // namespace
 
 BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptions& options, float tensor_amax, int sub_block) {
@@ -146,19 +214,27 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
     if (f.family == "nvfp4" || f.family == "fp8" || (f.family == "int" && spec.granularity != Granularity::Group))
         spec.fixed_amax = std::max(amax, bamax);
 
+    // IQ2_XXS, IQ2_XS and IQ1_S have no search without importance: one block is explained with
+    // uniform weights (the padding gets 0, as fake quantization pads importance).
+    const bool gguf = f.family == "gguf";
+    const bool uniform_importance = gguf && gguf_requires_importance(gguf_format_kernel_type(f.name));
+    if (uniform_importance) spec.importance.assign(block.size(), 1.0f);
     w.output.resize(block.size());
     fake_quantize_buffer(block.data(), w.output.data(), shape, spec);
     EncodedTensor enc;
     // GGUF blocks are encoded whole: a short sample is padded with zeros, as fake quantization
     // pads it (the padding's codes are not shown).
-    const bool gguf = f.family == "gguf";
     std::vector<float> padded = block;
     if (gguf && one_block > n) padded.resize(static_cast<size_t>(one_block), 0.0f);
+    if (uniform_importance) spec.importance.resize(padded.size(), 0.0f);
     const std::vector<int64_t> enc_shape = {static_cast<int64_t>(padded.size())};
     if (f.name != "fp32") enc = encode_buffer(padded.data(), enc_shape, spec);
     auto step = [&](std::string label, std::string formula, std::string result) {
         w.steps.push_back(WalkthroughStep{std::move(label), std::move(formula), std::move(result)});
     };
+    if (uniform_importance)
+        step("Importance", "none given, and " + f.title.substr(5) + " needs one (ggml_quantize_requires_imatrix)",
+             "uniform weights 1 for this block");
     std::vector<float> level_values = f.element_values;  // element domain values to scale into the grid
     const std::string& fam = f.family;
 
@@ -254,6 +330,9 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
         step("Normalise", "s = clamp(x / absmax, -1, 1)", "");
         step("Encode", "code = nearest NF4 value (ties to the lower index)", "");
         step("Decode", "x' = NF4[code] * absmax", "");
+    } else if (fam == "gguf" && gguf_is_iquant(gguf_format_kernel_type(f.name))) {
+        explain_lattice_block(w, f, enc, sub_block, step);
+        level_values.clear();  // w.grid is filled by explain_lattice_block
     } else if (fam == "gguf" && gguf_is_super_block_format(f.name)) {
         explain_super_block(w, padded, f, enc, sub_block, step);
         level_values.clear();  // w.grid is filled by explain_super_block

@@ -49,6 +49,7 @@ struct FormatInfo {
     bool supports_double_quant = false;
     bool supports_scale_rule = false;  // MX: floor | rceil
     bool packs = true;                 // has a packed export layout
+    bool requires_importance = false;  // quantizes only with importance weights (GGUF IQ2_XXS, IQ2_XS, IQ1_S)
 };
 
 // All formats in display order. Names are stable (scripts rely on them).

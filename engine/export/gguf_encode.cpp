@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/errors.h"
 #include "engine/io/gguf_kernel_types.h"
 #include "kernels/gguf_blocks.h"
 #include "kernels/gguf_q5_1.h"
@@ -38,7 +39,14 @@ void encode_gguf_tensor(const float* x, int64_t rows, int64_t cols, GgmlType typ
             });
             return;
         case GgmlType::Q5_1: kernels::gguf_q5_1_quantize(x, rows, cols, out, importance); return;
-        default: kernels::gguf_quantize(x, rows, cols, *gguf_kernel_type(type), out, importance); return;
+        default: {
+            const kernels::GgufType k = *gguf_kernel_type(type);
+            if (!importance && kernels::gguf_requires_importance(k))
+                throw UserError(std::string("GGUF: ") + ggml_type_name(type) +
+                                " needs an importance matrix (ggml_quantize_requires_imatrix): pass --imatrix");
+            kernels::gguf_quantize(x, rows, cols, k, out, importance);
+            return;
+        }
     }
 }
 

@@ -323,6 +323,11 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
                 }
             }
         }
+        // llama-quantize: "Missing importance matrix for tensor ... in a very low-bit quantization".
+        const bool recipe_own = s.quantizer && s.recipe_type && type == *s.recipe_type;
+        if (ch.requires_imatrix && is_quantized(type) && !row.copied && !row.importance && !recipe_own)
+            throw UserError("GGUF export: " + options.imatrix + " has no entry for tensor " + ch.name + ", whose type " +
+                            ggml_type_name(type) + " needs one (llama-quantize refuses such very low-bit tensors too)");
         if (s.quantizer && s.recipe_type && type == *s.recipe_type) {
             // The recipe's own quantization, whose bytes must decode to QuantLab's quantized values
             // exactly: the FP weight its quantizer rounds, encoded with the importance it used, by

@@ -30,6 +30,18 @@ uint32_t gguf_file_type(GgmlType type) {
         case GgmlType::Q6_K: return 18;
         case GgmlType::IQ4_NL: return 25;
         case GgmlType::IQ4_XS: return 30;
+        // The i-quants and ternary types: the file type whose base type each is (IQ2_XXS 19,
+        // IQ2_XS 20, IQ3_XXS 23, IQ1_S 24, IQ3_S 26, IQ2_S 29 = MOSTLY_IQ2_M (whose base is
+        // IQ2_S; MOSTLY_IQ2_S's base is IQ2_XS), IQ1_M 31, TQ1_0 36, TQ2_0 37).
+        case GgmlType::IQ2_XXS: return 19;
+        case GgmlType::IQ2_XS: return 20;
+        case GgmlType::IQ3_XXS: return 23;
+        case GgmlType::IQ1_S: return 24;
+        case GgmlType::IQ3_S: return 26;
+        case GgmlType::IQ2_S: return 29;
+        case GgmlType::IQ1_M: return 31;
+        case GgmlType::TQ1_0: return 36;
+        case GgmlType::TQ2_0: return 37;
     }
     return 0;
 }

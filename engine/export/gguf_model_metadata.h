@@ -15,7 +15,9 @@ namespace ql {
 // llama.cpp's general.file_type (LlamaFileType) for a GGUF type: F32 0, F16 1, Q4_0 2, Q4_1 3,
 // Q8_0 7, Q5_0 8, MXFP4 38 (MOSTLY_MXFP4_MOE, the only MXFP4 file type llama.cpp names); a file of
 // one K type gets its mix's number: Q2_K 10, Q3_K 12 (Q3_K_M), Q4_K 15 (Q4_K_M), Q5_K 17
-// (Q5_K_M), Q6_K 18, IQ4_NL 25, IQ4_XS 30.
+// (Q5_K_M), Q6_K 18, IQ4_NL 25, IQ4_XS 30; the i-quants and ternary types the file type whose base
+// type they are: IQ2_XXS 19, IQ2_XS 20, IQ3_XXS 23, IQ1_S 24, IQ3_S 26, IQ2_S 29 (MOSTLY_IQ2_M),
+// IQ1_M 31, TQ1_0 36, TQ2_0 37.
 uint32_t gguf_file_type(GgmlType type);
 
 struct GgufModelMetadata {

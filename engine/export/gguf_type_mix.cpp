@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Ported from llama.cpp src/llama-quant.cpp (llama-cpp-python 0.3.36's vendored tree); the
 // branches kept are those the file types of gguf_file_types() reach for dense llama / qwen2 /
-// gpt2 models (no Falcon, no IQ1/IQ2/IQ3 mixes), in llama.cpp's order so that they can be read
+// gpt2 models and experts (no Falcon, no GLM5-next), in llama.cpp's order so that they can be read
 // side by side with it.
 #include "engine/export/gguf_type_mix.h"
 
@@ -32,10 +32,22 @@ const std::vector<GgufFileType>& gguf_file_types() {
         {"q5_k_s", 16, GgmlType::Q5_K, "MOSTLY_Q5_K_S", true},
         {"q5_k_m", 17, GgmlType::Q5_K, "MOSTLY_Q5_K_M", true},
         {"q6_k", 18, GgmlType::Q6_K, "MOSTLY_Q6_K", true},
+        {"iq2_xxs", 19, GgmlType::IQ2_XXS, "MOSTLY_IQ2_XXS", true},
+        {"iq2_xs", 20, GgmlType::IQ2_XS, "MOSTLY_IQ2_XS", true},
         {"q2_k_s", 21, GgmlType::Q2_K, "MOSTLY_Q2_K_S", true},
+        {"iq3_xs", 22, GgmlType::IQ3_S, "MOSTLY_IQ3_XS", true},
+        {"iq3_xxs", 23, GgmlType::IQ3_XXS, "MOSTLY_IQ3_XXS", true},
+        {"iq1_s", 24, GgmlType::IQ1_S, "MOSTLY_IQ1_S", true},
         {"iq4_nl", 25, GgmlType::IQ4_NL, "MOSTLY_IQ4_NL", true},
+        {"iq3_s", 26, GgmlType::IQ3_S, "MOSTLY_IQ3_S", true},
+        {"iq3_m", 27, GgmlType::IQ3_S, "MOSTLY_IQ3_M", true},
+        {"iq2_s", 28, GgmlType::IQ2_XS, "MOSTLY_IQ2_S", true},
+        {"iq2_m", 29, GgmlType::IQ2_S, "MOSTLY_IQ2_M", true},
         {"iq4_xs", 30, GgmlType::IQ4_XS, "MOSTLY_IQ4_XS", true},
+        {"iq1_m", 31, GgmlType::IQ1_M, "MOSTLY_IQ1_M", true},
         {"bf16", 32, GgmlType::BF16, "MOSTLY_BF16", false},
+        {"tq1_0", 36, GgmlType::TQ1_0, "MOSTLY_TQ1_0", true},
+        {"tq2_0", 37, GgmlType::TQ2_0, "MOSTLY_TQ2_0", true},
         {"mxfp4_moe", 38, GgmlType::MXFP4, "MOSTLY_MXFP4_MOE", true},
     };
     return types;
@@ -51,9 +63,15 @@ std::string lower(std::string s) {
 // llama_ftype ids used by the rules below.
 enum Ftype : uint32_t {
     kQ4_0 = 2, kQ5_0 = 8, kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15,
-    kQ5_K_S = 16, kQ5_K_M = 17, kQ6_K = 18, kQ2_K_S = 21, kIQ4_NL = 25, kIQ4_XS = 30, kMXFP4_MOE = 38,
+    kQ5_K_S = 16, kQ5_K_M = 17, kQ6_K = 18, kIQ2_XXS = 19, kIQ2_XS = 20, kQ2_K_S = 21, kIQ3_XS = 22, kIQ3_XXS = 23,
+    kIQ1_S = 24, kIQ4_NL = 25, kIQ3_S = 26, kIQ3_M = 27, kIQ2_S = 28, kIQ2_M = 29, kIQ4_XS = 30, kIQ1_M = 31,
+    kTQ1_0 = 36, kTQ2_0 = 37, kMXFP4_MOE = 38,
 };
 
+// The 1- and 2-bit i-quant mixes (one branch of llama_tensor_get_type_impl).
+bool is_low_bit_mix(uint32_t f) {
+    return f == kIQ2_XXS || f == kIQ2_XS || f == kIQ1_S || f == kIQ2_S || f == kIQ2_M || f == kIQ1_M;
+}
 
 std::string type_text(GgmlType t) { return ggml_type_name(t); }
 
@@ -147,6 +165,10 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
             why = std::string(what) + ": ne[0] " + std::to_string(nx) + " not a multiple of " + std::to_string(qk_k) + " -> Q8_0";
             return GgmlType::Q8_0;
         }
+        if (is_low_bit_mix(ftype) || ftype == kIQ3_XXS) {
+            why = std::string(what) + ": Q5_K in the IQ1 / IQ2 / IQ3_XXS mixes";
+            return GgmlType::Q5_K;
+        }
         if (new_type != GgmlType::Q8_0) {
             why = std::string(what) + ": Q6_K";
             return GgmlType::Q6_K;
@@ -164,7 +186,61 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
             why = "token_embd: --token-embedding-type";
             return *o.token_embedding_type;
         }
+        if (ftype == kIQ2_XXS || ftype == kIQ2_XS || ftype == kIQ1_S || ftype == kIQ1_M) {
+            why = "token_embd: Q2_K in the IQ1 / IQ2_XXS / IQ2_XS mixes";
+            return GgmlType::Q2_K;
+        }
+        if (ftype == kIQ2_S || ftype == kIQ2_M || ftype == kIQ3_XXS) {
+            why = "token_embd: IQ3_S in the IQ2_S / IQ2_M / IQ3_XXS mixes";
+            return GgmlType::IQ3_S;
+        }
+        if (ftype == kTQ1_0 || ftype == kTQ2_0) {
+            why = "token_embd: Q4_K in the ternary mixes";
+            return GgmlType::Q4_K;
+        }
         why = "token_embd: base type " + base;
+        return new_type;
+    }
+    if (is_low_bit_mix(ftype)) {
+        // One branch for every category of these mixes (so ffn_gate / ffn_up counters stay put).
+        const bool iq2_s = ftype == kIQ2_S || ftype == kIQ2_M;
+        const GgmlType more = iq2_s ? GgmlType::IQ3_S : GgmlType::Q2_K;
+        if (is_attn_v(category)) {
+            const std::string at = "attn_v #" + std::to_string(qs.i_attention_wv) + " of " + std::to_string(qs.n_attention_wv);
+            ++qs.i_attention_wv;
+            if (n_gqa >= 4 || m.n_expert >= 4) {
+                why = at + ": n_gqa >= 4 or >= 4 experts -> Q4_K";
+                return GgmlType::Q4_K;
+            }
+            why = at + ": -> " + type_text(more);
+            return more;
+        }
+        if (n_expert == 8 && category == Category::AttentionK) {
+            why = "attn_k: 8 experts -> Q4_K";
+            return GgmlType::Q4_K;
+        }
+        if (category == Category::FfnDown) {
+            const std::string at = "ffn_down #" + std::to_string(qs.i_ffn_down) + " of " + std::to_string(qs.n_ffn_down);
+            const bool first = qs.i_ffn_down < qs.n_ffn_down / 8;
+            ++qs.i_ffn_down;
+            why = at + (first ? ": first n/8 -> " + type_text(more) : ": base type " + base);
+            return first ? more : new_type;
+        }
+        if (category == Category::AttentionOutput) {
+            if (n_expert == 8) {
+                why = "attn_output: 8 experts -> Q5_K";
+                return GgmlType::Q5_K;
+            }
+            if (ftype == kIQ1_S || ftype == kIQ1_M) {
+                why = "attn_output: IQ1 mix -> IQ2_XXS";
+                return GgmlType::IQ2_XXS;
+            }
+            if (iq2_s) {
+                why = "attn_output: IQ2_S / IQ2_M mix -> IQ3_S";
+                return GgmlType::IQ3_S;
+            }
+        }
+        why = "base type " + base;
         return new_type;
     }
     if (is_attn_v(category)) {
@@ -175,6 +251,15 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
         } else if (ftype == kQ2_K_S && n_gqa >= 4) {
             new_type = GgmlType::Q4_K;
             why = at + ": n_gqa >= 4 -> Q4_K";
+        } else if (ftype == kIQ3_XXS) {
+            new_type = n_gqa >= 4 ? GgmlType::Q4_K : !qs.has_imatrix ? GgmlType::IQ3_S : GgmlType::IQ3_XXS;
+            why = at + (n_gqa >= 4 ? ": n_gqa >= 4 -> Q4_K" : !qs.has_imatrix ? ": no imatrix -> IQ3_S" : ": with imatrix -> IQ3_XXS");
+        } else if ((ftype == kIQ3_XS || ftype == kIQ3_S) && n_gqa >= 4) {
+            new_type = GgmlType::Q4_K;
+            why = at + ": n_gqa >= 4 -> Q4_K";
+        } else if (ftype == kIQ3_M) {
+            new_type = GgmlType::Q4_K;
+            why = at + ": IQ3_M -> Q4_K";
         } else if (ftype == kQ3_K_M) {
             new_type = qs.i_attention_wv < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
             why = at + (qs.i_attention_wv < 2 ? ": one of the first 2 -> Q5_K" : ": -> Q4_K");
@@ -204,14 +289,22 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
         ++qs.i_attention_wv;
         return new_type;
     }
-    if (category == Category::AttentionK) {
-        if (n_expert == 8) {
+    if (category == Category::AttentionK || category == Category::AttentionQ) {
+        const char* what = category == Category::AttentionK ? "attn_k" : "attn_q";
+        if (category == Category::AttentionK && n_expert == 8) {
             why = "attn_k: 8 experts -> Q8_0";
             return GgmlType::Q8_0;
         }
+        if (ftype == kIQ3_XS) {
+            why = std::string(what) + ": IQ3_XS -> IQ3_XXS";
+            return GgmlType::IQ3_XXS;
+        }
+        if (ftype == kIQ3_XXS) {
+            why = std::string(what) + ": IQ3_XXS -> IQ2_S";
+            return GgmlType::IQ2_S;
+        }
         return new_type;
     }
-    if (category == Category::AttentionQ) return new_type;
     if (category == Category::FfnDown) {
         int i_layer = qs.i_ffn_down;
         const int n_layer = qs.n_ffn_down;
@@ -230,10 +323,16 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
             } else {
                 why = at + ": base type " + base;
             }
+        } else if (ftype == kIQ3_XXS && !qs.has_imatrix) {
+            new_type = i_layer < n_layer / 8 ? GgmlType::Q4_K : GgmlType::Q3_K;
+            why = at + (i_layer < n_layer / 8 ? ": first n/8 without imatrix -> Q4_K" : ": without imatrix -> Q3_K");
         } else if (ftype == kQ3_K_M) {
             // Not Falcon: Q5_K for the first n/16, Q4_K for the others.
             new_type = i_layer < n_layer / 16 ? GgmlType::Q5_K : GgmlType::Q4_K;
             why = at + (i_layer < n_layer / 16 ? ": first n/16 -> Q5_K" : ": -> Q4_K");
+        } else if (ftype == kIQ3_M && (i_layer < n_layer / 8 || (n_expert == 8 && use_more_bits(i_layer, n_layer)))) {
+            new_type = GgmlType::Q4_K;
+            why = at + ": IQ3_M, first n/8 -> Q4_K";
         } else if (ftype == kQ3_K_L) {
             new_type = GgmlType::Q5_K;
             why = at + ": Q3_K_L -> Q5_K";
@@ -264,8 +363,9 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
     }
     if (category == Category::AttentionOutput) {
         if (n_expert == 8) {
-            if (ftype == kQ2_K || ftype == kQ3_K_S || ftype == kQ3_K_M || ftype == kIQ4_NL || ftype == kQ4_K_S ||
-                ftype == kQ4_K_M || ftype == kIQ4_XS) {
+            if (ftype == kQ2_K || ftype == kIQ3_XS || ftype == kIQ3_XXS || ftype == kQ3_K_S || ftype == kQ3_K_M ||
+                ftype == kIQ4_NL || ftype == kQ4_K_S || ftype == kQ4_K_M || ftype == kIQ3_S || ftype == kIQ3_M ||
+                ftype == kIQ4_XS) {
                 why = "attn_output: 8 experts -> Q5_K";
                 return GgmlType::Q5_K;
             }
@@ -273,6 +373,10 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
             if (ftype == kQ2_K) {
                 why = "attn_output: Q2_K -> Q3_K";
                 return GgmlType::Q3_K;
+            }
+            if (ftype == kIQ3_XXS) {
+                why = "attn_output: IQ3_XXS -> IQ3_S";
+                return GgmlType::IQ3_S;
             }
             if (ftype == kQ3_K_M) {
                 why = "attn_output: Q3_K_M -> Q4_K";
@@ -282,17 +386,27 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
                 why = "attn_output: Q3_K_L -> Q5_K";
                 return GgmlType::Q5_K;
             }
+            if (ftype == kIQ3_M) {
+                why = "attn_output: IQ3_M -> Q4_K";
+                return GgmlType::Q4_K;
+            }
         }
         why = "attn_output: base type " + base;
         return new_type;
     }
     // ATTENTION_QKV: unreachable here (category_is_attn_v takes it first, as in llama.cpp).
-    if (category == Category::FfnGate) {
-        ++qs.i_ffn_gate;
-        return new_type;
-    }
-    if (category == Category::FfnUp) {
-        ++qs.i_ffn_up;
+    if (category == Category::FfnGate || category == Category::FfnUp) {
+        int& counter = category == Category::FfnGate ? qs.i_ffn_gate : qs.i_ffn_up;
+        int i_layer = counter;
+        const int n_layer = category == Category::FfnGate ? qs.n_ffn_gate : qs.n_ffn_up;
+        if (n_expert > 1 && std::sscanf(t.name.c_str(), "blk.%d.", &i_layer) != 1)  // layer_info
+            throw UserError("GGUF type mix: cannot determine the layer of tensor " + t.name);
+        ++counter;
+        if (ftype == kIQ3_XS && i_layer >= n_layer / 8 && i_layer < 7 * n_layer / 8) {
+            why = std::string(category == Category::FfnGate ? "ffn_gate #" : "ffn_up #") + std::to_string(i_layer) + " of " +
+                  std::to_string(n_layer) + ": IQ3_XS, middle layers -> IQ3_XXS";
+            return GgmlType::IQ3_XXS;
+        }
         return new_type;
     }
     return new_type;
@@ -300,7 +414,16 @@ GgmlType mix_type(State& qs, GgmlType new_type, const GgufMixTensor& t, const Gg
 
 bool requires_imatrix(const std::string& name, GgmlType type, uint32_t ftype) {  // tensor_requires_imatrix
     if (name == "token_embd.weight" || name == "per_layer_token_embd.weight" || name == "output.weight") return false;
-    return type == GgmlType::Q2_K && ftype == kQ2_K_S;
+    switch (type) {
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::IQ1_S: return true;
+        case GgmlType::Q2_K: return ftype == kQ2_K_S;
+        default: return false;
+    }
 }
 
 int layer_of(const std::string& name) {
@@ -316,9 +439,18 @@ GgmlType gguf_shape_fallback(int64_t ncols, GgmlType target, std::string& why) {
     if (ncols % qk == 0) return target;
     GgmlType r = target;
     switch (target) {
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
         case GgmlType::IQ4_XS: r = GgmlType::IQ4_NL; break;
         case GgmlType::Q2_K:
-        case GgmlType::Q3_K: r = GgmlType::Q4_0; break;
+        case GgmlType::Q3_K:
+        case GgmlType::TQ1_0:
+        case GgmlType::TQ2_0: r = GgmlType::Q4_0; break;
         case GgmlType::Q4_K: r = GgmlType::Q5_0; break;
         case GgmlType::Q5_K: r = GgmlType::Q5_1; break;
         case GgmlType::Q6_K: r = GgmlType::Q8_0; break;
@@ -363,7 +495,8 @@ GgmlType parse_gguf_tensor_type(const std::string& name, const std::string& what
     if (!t) {
         std::string list;
         for (const char* n : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k",
-                              "q6_k", "iq4_nl", "iq4_xs", "mxfp4"})
+                              "q6_k", "iq4_nl", "iq4_xs", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m",
+                              "tq1_0", "tq2_0", "mxfp4"})
             list += (list.empty() ? "" : ", ") + std::string(n);
         throw UserError(what + ": unknown tensor type '" + name + "' (expected one of " + list + ")");
     }

@@ -32,11 +32,12 @@ struct GgufFileType {
     uint32_t id = 0;         // general.file_type: LLAMA_FTYPE_MOSTLY_Q4_K_M = 15, ...
     GgmlType base;           // llama_ftype_get_default_type
     std::string llama_name;  // "MOSTLY_Q4_K_M", "ALL_F32" (gguf-py LlamaFileType names)
-    bool is_mix = false;     // a K-quant / IQ4 mix (rules beyond one type for every matrix)
+    bool is_mix = false;     // a K-quant / i-quant / ternary mix (rules beyond one type for every matrix)
 };
 
-// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q2_k_s q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s
-// q5_k_m q6_k iq4_nl iq4_xs mxfp4_moe, in llama_ftype order.
+// f32 f16 q4_0 q4_1 q8_0 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k
+// iq2_xxs iq2_xs q2_k_s iq3_xs iq3_xxs iq1_s iq4_nl iq3_s iq3_m iq2_s iq2_m iq4_xs iq1_m bf16 tq1_0
+// tq2_0 mxfp4_moe, in llama_ftype order.
 const std::vector<GgufFileType>& gguf_file_types();
 // By name (case-insensitive; llama-quantize's aliases q3_k, q4_k, q5_k = the _M mixes), or null.
 const GgufFileType* find_gguf_file_type(const std::string& name);
@@ -86,13 +87,15 @@ struct GgufTensorChoice {
 
 // The plan for every tensor, in llama.cpp's order. UserError for an unknown file type, a model
 // without layers, an override type QuantLab cannot write, or a tensor that needs an imatrix
-// without one (Q2_K_S).
+// without one (tensor_requires_imatrix: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS except
+// token_embd / output; Q2_K in Q2_K_S).
 std::vector<GgufTensorChoice> plan_gguf_types(const GgufMixModel& model, const std::vector<GgufMixTensor>& tensors,
                                               const GgufMixOptions& options);
 
 // tensor_type_fallback: the type a tensor with rows of `ncols` gets instead of `target` when
-// ncols is not a multiple of target's block (IQ4_XS -> IQ4_NL, Q2_K / Q3_K -> Q4_0, Q4_K -> Q5_0,
-// Q5_K -> Q5_1, Q6_K -> Q8_0; F16 when that does not fit either); `target` itself when it fits.
+// ncols is not a multiple of target's block (IQ1_S .. IQ4_XS -> IQ4_NL, Q2_K / Q3_K / TQ1_0 / TQ2_0
+// -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0; F16 when that does not fit either); `target`
+// itself when it fits.
 // Sets `why` when it changes the type.
 GgmlType gguf_shape_fallback(int64_t ncols, GgmlType target, std::string& why);
 

@@ -54,6 +54,122 @@ std::vector<float> int_levels(int lo, int hi, float step = 1.0f) {
     return v;
 }
 
+// llama.cpp's i-quants and ternary types (kernels/gguf_iquant_codec.h): lattice codes of 8 (IQ2,
+// IQ1) or 4 (IQ3) values with per-value signs, or base-3 trits. Their element "code" is the index
+// of the value's signed lattice level (what --codes writes), so the element layout is a codebook
+// of those levels.
+void add_iquant_formats(std::vector<FormatInfo>& out) {
+    struct ISpec {
+        const char* name;
+        const char* title;
+        int bytes, code_bits;
+        const char* summary;
+        const char* rule;
+        const char* scale_type;
+        const char* level_name;
+        std::vector<float> values;
+        bool requires_importance;
+    };
+    const std::vector<float> iq2 = {-43, -25, -8, 8, 25, 43};
+    const std::vector<float> iq3xxs = {-62, -52, -44, -36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 62};
+    const std::vector<float> iq3s = {-15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15};
+    const std::vector<float> iq1 = {-1.125f, -0.875f, -0.125f, 0.125f, 0.875f, 1.125f};
+    const std::vector<float> trits = {-1, 0, 1};
+    const char* iq2_rule =
+        "per sub-block: signs apart, |x| / scale rounded to levels {1, 3, 5} and moved to the nearest of the lattice's "
+        "points, the least-squares scale of each candidate scale kept when it is better; 4-bit scale s = "
+        "nearest((scale / d - 1) / 2) with d = max scale / 31;  x' = d (0.5 + s) / 4 * grid * sign";
+    const std::vector<ISpec> specs = {
+        {"gguf_iq2_xxs", "GGUF IQ2_XXS", 66, 3,
+         "llama.cpp IQ2_XXS (2.06 bits per weight): groups of 8 values are one of 256 points of an 8-dimensional lattice "
+         "with levels {8, 25, 43} (8 bits) plus 7 sign bits (the eighth sign makes the count of minus signs even); a "
+         "4-bit scale per 32 under an fp16 super scale per 256.",
+         iq2_rule, "FP16 d per 256, 4-bit scale per 32", "IQ2 level", iq2, true},
+        {"gguf_iq2_xs", "GGUF IQ2_XS", 74, 3,
+         "llama.cpp IQ2_XS (2.31 bits per weight): groups of 8 values are one of 512 lattice points (9 bits) with 7 sign "
+         "bits; a 4-bit scale per 16 under an fp16 super scale per 256.",
+         iq2_rule, "FP16 d per 256, 4-bit scale per 16", "IQ2 level", iq2, true},
+        {"gguf_iq2_s", "GGUF IQ2_S", 82, 3,
+         "llama.cpp IQ2_S (2.56 bits per weight): groups of 8 values are one of 1024 lattice points (10 bits) with all 8 "
+         "signs stored; a 4-bit scale per 16 under an fp16 super scale per 256 (stored as 0.9875 d).",
+         iq2_rule, "FP16 d per 256, 4-bit scale per 16", "IQ2 level", iq2, false},
+        {"gguf_iq3_xxs", "GGUF IQ3_XXS", 98, 4,
+         "llama.cpp IQ3_XXS (3.06 bits per weight): groups of 4 values are one of 256 points of a 4-dimensional lattice "
+         "with levels {4, 12, ..., 52, 62}; 7 sign bits per 8 values (even count of minus signs) and a 4-bit scale per 32 "
+         "under an fp16 super scale per 256 (stored as 1.0125 d).",
+         "per 32: as IQ2 with 8 levels (candidate scales (15 + 0.2 k) / max, k = -15..15);  x' = d (0.5 + s) / 2 * grid * sign",
+         "FP16 d per 256, 4-bit scale per 32", "IQ3_XXS level", iq3xxs, false},
+        {"gguf_iq3_s", "GGUF IQ3_S", 110, 4,
+         "llama.cpp IQ3_S (3.44 bits per weight): groups of 4 values are one of 512 lattice points with levels {1, 3, ..., "
+         "15} (9 bits) and all signs stored; a 4-bit scale per 32 under an fp16 super scale per 256 (stored as 1.033 d). "
+         "The base type of IQ3_S / IQ3_M / IQ3_XS files.",
+         "per 32: as IQ3_XXS with 19 candidate scales and full signs;  x' = d (1 + 2 s) * grid * sign",
+         "FP16 d per 256, 4-bit scale per 32", "IQ3_S level", iq3s, false},
+        {"gguf_iq1_s", "GGUF IQ1_S", 50, 3,
+         "llama.cpp IQ1_S (1.56 bits per weight): groups of 8 values are one of 2048 points of {-1, 0, 1}^8 (11 bits), "
+         "shifted by +1/8 or -1/8 per 32; a 3-bit scale per 32 under an fp16 super scale per 256.",
+         "per 32: the exact least-squares split of the sorted values into three levels (both shifts), then the nearest "
+         "lattice point of each group; 3-bit scale = nearest((scale / d - 1) / 2), d = max scale / 15 (stored as 1.125 d);  "
+         "x' = d (2 s + 1) (grid + shift)",
+         "FP16 d per 256, 3-bit scale per 32", "IQ1 level", iq1, true},
+        {"gguf_iq1_m", "GGUF IQ1_M", 56, 3,
+         "llama.cpp IQ1_M (1.75 bits per weight): the IQ1_S lattice with a shift per group of 8 and a 3-bit scale per 16; "
+         "the fp16 super scale is spread over the top nibbles of the scale words.",
+         "per 16: the IQ1_S split search over four shift combinations; d refit over the super-block, stored as 1.1125 d;  "
+         "x' = d (2 s + 1) (grid + shift)",
+         "FP16 d per 256, 3-bit scale per 16", "IQ1 level", iq1, false},
+        {"gguf_tq1_0", "GGUF TQ1_0", 54, 2,
+         "llama.cpp TQ1_0 (1.69 bits per weight, BitNet b1.58 / TriLM ternary weights): trits of x / amax, five per byte "
+         "(base 3, scaled by 256/243) and four per byte for the last 16, under an fp16 amax per 256.",
+         "d = max |x| per 256 (fp16);  t = lroundf(x / d) in {-1, 0, 1};  x' = d t", "FP16 amax per 256", "trit", trits, false},
+        {"gguf_tq2_0", "GGUF TQ2_0", 66, 2,
+         "llama.cpp TQ2_0 (2.06 bits per weight, ternary): trits of x / amax in 2 bits each under an fp16 amax per 256.",
+         "d = max |x| per 256 (fp16);  t = lroundf(x / d) in {-1, 0, 1};  x' = d t", "FP16 amax per 256", "trit", trits, false},
+    };
+    const std::string source =
+        "ggml-org/llama.cpp ggml/src/ggml-quants.c quantize_iq2_xxs / iq2_xs / iq2_s / iq3_xxs / iq3_s / iq1_s / iq1_m, "
+        "quantize_row_tq1_0_ref / tq2_0_ref and dequantize_row_*, lattices of ggml-common.h, as vendored by "
+        "llama-cpp-python 0.3.36";
+    for (const auto& k : specs) {
+        FormatInfo f;
+        f.name = k.name;
+        f.title = k.title;
+        f.family = "gguf";
+        f.summary = k.summary;
+        f.scale_rule = k.rule;
+        f.source = source;
+        const bool ternary = k.values.size() == 3;
+        f.notes = {"Bit for bit with ggml_quantize_chunk (llama-quantize's quantizer), with or without an importance matrix "
+                   "(one weight per input column)" + std::string(ternary ? "; the ternary types ignore it, as ggml does." : ".")};
+        f.requires_importance = k.requires_importance;
+        if (k.requires_importance)
+            f.notes.push_back("Needs importance weights: ggml quantizes this type only with an importance matrix "
+                              "(ggml_quantize_requires_imatrix); without one QuantLab refuses, as llama-quantize does.");
+        if (!ternary)
+            f.notes.push_back("An element has no bits of its own: a group of " + std::string(k.code_bits == 4 ? "4" : "8") +
+                              " values is one lattice point plus signs. QuantLab's element code is the index of the value's "
+                              "signed lattice level.");
+        f.notes.push_back(ternary ? "Non-finite input: NaN and Inf count as 0 for the amax; Inf then takes the trit +-1, NaN "
+                                    "stays NaN in fake quantization."
+                                  : "Non-finite input: the search sees NaN and Inf as 0 and they decode as 0's code did; NaN "
+                                    "stays NaN in fake quantization.");
+        f.notes.push_back("Rows must be a multiple of 256 to export; fake quantization pads a short last block with zeros. "
+                          "CPU kernels only (CUDA tensors make a round trip through them).");
+        ElementLayout e;
+        e.name = k.level_name;
+        e.mantissa_bits = k.code_bits;
+        e.is_codebook = true;
+        f.element = e;
+        f.element_bits = k.code_bits;
+        f.element_values = k.values;
+        f.element_max = std::max(std::fabs(k.values.front()), std::fabs(k.values.back()));
+        f.block_size = 256;
+        f.scale_type = k.scale_type;
+        f.bits_per_element = k.bytes * 8.0 / 256;
+        out.push_back(f);
+    }
+}
+
 std::vector<FormatInfo> build() {
     std::vector<FormatInfo> out;
     const std::string modelopt = "NVIDIA Model Optimizer qtensor/nvfp4_tensor.py (export path)";
@@ -385,6 +501,7 @@ std::vector<FormatInfo> build() {
         f.bits_per_element = k.bytes * 8.0 / k.block;
         out.push_back(f);
     }
+    add_iquant_formats(out);
     return out;
 }
 

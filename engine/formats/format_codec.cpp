@@ -60,6 +60,16 @@ GgufType gguf_type_of(const std::string& name) { return gguf_format_kernel_type(
 // The importance weights the GGUF kernels read (nullptr when none is set).
 const float* importance_of(const QuantSpec& s) { return s.importance.empty() ? nullptr : s.importance.data(); }
 
+// The importance a GGUF kernel gets; UserError for the types ggml will not quantize without one
+// (ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS, IQ1_S).
+const float* gguf_importance(const QuantSpec& s, GgufType t) {
+    if (s.importance.empty() && gguf_requires_importance(t))
+        throw UserError(s.info->name + " needs importance weights (one per input column: --importance F.npy, or an "
+                        "imatrix): llama.cpp quantizes " + s.info->title.substr(5) +
+                        " only with an importance matrix (ggml_quantize_requires_imatrix)");
+    return importance_of(s);
+}
+
 IntFormat int_format(const QuantSpec& s) { return IntFormat{s.info->element_bits, s.asymmetric}; }
 
 const std::string& family(const QuantSpec& s) { return s.info->family; }
@@ -78,7 +88,10 @@ constexpr std::pair<const char*, GgufType> kGgufFormats[] = {
     {"gguf_q8_0", GgufType::Q8_0},     {"gguf_q4_0", GgufType::Q4_0},     {"gguf_q4_1", GgufType::Q4_1},
     {"gguf_q5_0", GgufType::Q5_0},     {"gguf_mxfp4", GgufType::MXFP4},   {"gguf_q2_k", GgufType::Q2_K},
     {"gguf_q3_k", GgufType::Q3_K},     {"gguf_q4_k", GgufType::Q4_K},     {"gguf_q5_k", GgufType::Q5_K},
-    {"gguf_q6_k", GgufType::Q6_K},     {"gguf_iq4_nl", GgufType::IQ4_NL}, {"gguf_iq4_xs", GgufType::IQ4_XS}};
+    {"gguf_q6_k", GgufType::Q6_K},     {"gguf_iq4_nl", GgufType::IQ4_NL}, {"gguf_iq4_xs", GgufType::IQ4_XS},
+    {"gguf_iq2_xxs", GgufType::IQ2_XXS}, {"gguf_iq2_xs", GgufType::IQ2_XS}, {"gguf_iq2_s", GgufType::IQ2_S},
+    {"gguf_iq3_xxs", GgufType::IQ3_XXS}, {"gguf_iq3_s", GgufType::IQ3_S},   {"gguf_iq1_s", GgufType::IQ1_S},
+    {"gguf_iq1_m", GgufType::IQ1_M},   {"gguf_tq1_0", GgufType::TQ1_0},   {"gguf_tq2_0", GgufType::TQ2_0}};
 }  // namespace
 
 GgufType gguf_format_kernel_type(const std::string& format) {
@@ -89,7 +102,7 @@ GgufType gguf_format_kernel_type(const std::string& format) {
 
 bool gguf_is_super_block_format(const std::string& format) {
     for (const auto& [name, t] : kGgufFormats)
-        if (format == name) return t >= GgufType::Q2_K;
+        if (format == name) return t >= GgufType::Q2_K && !gguf_is_iquant(t);
     return false;
 }
 
@@ -248,7 +261,7 @@ void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& 
             nf4_fake_quant(x, y, n, s.block);
     } else if (fam == "gguf") {
         const GgufType t = gguf_type_of(name);
-        gguf_fake_quant(x, y, row_blocks(shape, gguf_block_elements(t)), t, importance_of(s));
+        gguf_fake_quant(x, y, row_blocks(shape, gguf_block_elements(t)), t, gguf_importance(s, t));
     } else {
         throw std::logic_error("format family without a kernel: " + fam);
     }
@@ -307,6 +320,12 @@ void fake_quantize_device_buffer(const float* x, float* y, const std::vector<int
             cu::nf4_fake_quant_double(x, y, n, s.block, stream);
         else
             cu::nf4_fake_quant(x, y, n, s.block, stream);
+    } else if (fam == "gguf" && gguf_is_iquant(gguf_type_of(name))) {
+        // No CUDA kernels for the lattice searches: a round trip through the CPU kernels.
+        std::vector<float> host(static_cast<size_t>(n));
+        cu::copy_to_host(host.data(), x, host.size() * sizeof(float), stream);
+        fake_quantize_buffer(host.data(), host.data(), shape, s);
+        cu::copy_to_device(y, host.data(), host.size() * sizeof(float), stream);
     } else if (fam == "gguf") {
         const GgufType t = gguf_type_of(name);
         if (s.importance.empty()) {
@@ -396,7 +415,7 @@ EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, c
             throw UserError(name + " needs the last dimension to be a multiple of " + std::to_string(block) + ", got shape " +
                             shape_string(shape));
         e.gguf_blocks.resize(static_cast<size_t>(L.block_count() * gguf_type_size(t)));
-        gguf_quantize(x, L.rows, L.cols, t, e.gguf_blocks.data(), importance_of(s));
+        gguf_quantize(x, L.rows, L.cols, t, e.gguf_blocks.data(), gguf_importance(s, t));
         const int per = gguf_scales_per_block(t);
         std::vector<float> sc(static_cast<size_t>(L.block_count() * per));
         gguf_unpack(e.gguf_blocks.data(), L.block_count(), t, codes, sc.data());

@@ -33,11 +33,13 @@ const char* gguf_value_type_name(GgufValueType t);  // "UINT8" ...; "?" outside 
 int gguf_scalar_size(GgufValueType t);  // bytes of one value: 1, 2, 4 or 8; 0 for STRING, ARRAY and unknown
 
 // The tensor types QuantLab reads and writes, numbered as ggml.h's enum ggml_type. The K-quants
-// (super-blocks of 256, shared/design/GGUF_KQUANTS.md section 2), IQ4_NL / IQ4_XS, Q5_1 and BF16
-// are listed so that files holding them are read and llama.cpp's type mixes can name them.
+// (super-blocks of 256, shared/design/GGUF_KQUANTS.md section 2), IQ4_NL / IQ4_XS, the i-quants
+// (IQ1_S .. IQ3_S: lattice codes, kernels/gguf_iquant_codec.h), the ternary TQ1_0 / TQ2_0, Q5_1
+// and BF16 are listed so that files holding them are read and llama.cpp's type mixes can name them.
 enum class GgmlType : uint32_t {
     F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
-    Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, BF16 = 30, MXFP4 = 39,
+    Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19,
+    IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23, IQ1_M = 29, BF16 = 30, TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
 };
 const char* ggml_type_name(GgmlType t);                        // "F32", "Q4_0", "Q4_K", ... (ggml's spelling)
 std::optional<GgmlType> ggml_type_from_id(uint32_t id);        // nullopt for types we do not know
@@ -48,10 +50,12 @@ std::string ggml_type_id_name(uint32_t id);
 const std::vector<GgmlType>& ggml_known_types();                // every type above, in enum order
 // A block-quantized type (not F32, F16 or BF16).
 bool ggml_type_is_quantized(GgmlType t);
-int64_t ggml_block_size(GgmlType t);   // elements per block: 1 (F32, F16, BF16), 32, or 256 (K-quants, IQ4_XS)
+int64_t ggml_block_size(GgmlType t);   // elements per block: 1 (F32, F16, BF16), 32, or 256 (K-quants,
+                                       // IQ4_XS, i-quants, TQ)
 int64_t ggml_type_size(GgmlType t);    // bytes per block: F32 4, F16 2, Q4_0 18, Q4_1 20, Q5_0 22, Q5_1 24,
                                        // Q8_0 34, Q2_K 84, Q3_K 110, Q4_K 144, Q5_K 176, Q6_K 210,
-                                       // IQ4_NL 18, IQ4_XS 136, BF16 2, MXFP4 17
+                                       // IQ2_XXS 66, IQ2_XS 74, IQ3_XXS 98, IQ1_S 50, IQ4_NL 18, IQ3_S 110,
+                                       // IQ2_S 82, IQ4_XS 136, IQ1_M 56, BF16 2, TQ1_0 54, TQ2_0 66, MXFP4 17
 // Bytes of a tensor with `ne` (ggml order); nullopt when ne[0] is not a multiple of the block,
 // a dimension is negative or the size overflows.
 std::optional<uint64_t> ggml_tensor_bytes(GgmlType t, const std::vector<int64_t>& ne);

@@ -158,7 +158,7 @@ void with_weighted_type(GgufType t, const Visitor& v) {
     }
 }
 
-bool is_kquant(GgufType t) { return t >= GgufType::Q2_K; }
+bool is_kquant(GgufType t) { return t >= GgufType::Q2_K && t <= GgufType::IQ4_XS; }
 
 __global__ void pad_rows_kernel(const float* x, int64_t rows, int64_t cols, int64_t n, float* out) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < rows * n;
@@ -190,6 +190,12 @@ void with_type(GgufType t, const Visitor& v) {
     if (!visit_gguf_type(t, v)) invalid("unknown GGUF type");
 }
 
+// The i-quants' lattice searches have CPU kernels only (gguf_iquant_cpu.h): callers make a round
+// trip through them (engine/formats/format_codec.cpp).
+void require_cuda_kernel(GgufType t) {
+    if (gguf_is_iquant(t)) invalid("the GGUF i-quants and ternary types have no CUDA kernels (use the CPU kernels)");
+}
+
 void require_whole_blocks(int64_t cols, int64_t block) {
     if (cols % block != 0)
         invalid("GGUF rows must be a multiple of " + std::to_string(block) + " elements, got " + std::to_string(cols) +
@@ -204,6 +210,7 @@ void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8
 
 void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8_t* blocks, const float* importance,
                    void* stream) {
+    require_cuda_kernel(t);
     const int64_t E = gguf_block_elements(t);
     require_whole_blocks(cols, E);
     const int64_t nb = rows * (cols / E);
@@ -232,6 +239,7 @@ void gguf_quantize(const float* x, int64_t rows, int64_t cols, GgufType t, uint8
 }
 
 void gguf_dequantize(const uint8_t* blocks, int64_t rows, int64_t cols, GgufType t, float* y, void* stream) {
+    require_cuda_kernel(t);
     const int64_t E = gguf_block_elements(t);
     require_whole_blocks(cols, E);
     const int64_t nb = rows * (cols / E);
@@ -254,6 +262,7 @@ void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, v
 }
 
 void gguf_fake_quant(const float* x, float* y, const RowBlocks& L, GgufType t, const float* importance, void* stream) {
+    require_cuda_kernel(t);
     const int64_t E = gguf_block_elements(t);
     if (L.block != E)
         invalid("GGUF blocks of this type are " + std::to_string(E) + " elements, got L.block = " + std::to_string(L.block));

@@ -8,16 +8,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/reference/reference_ggml.h"
+
 namespace ql::kernels::reference {
-namespace {
+namespace ggml_ref {  // shared with reference_iquants.cpp: reference_ggml.h
 
 constexpr int QK_K = 256;
 constexpr float GROUP_MAX_EPS = 1e-15f;
-
-template <class T>
-T MAX(T a, T b) { return a > b ? a : b; }
-template <class T>
-T MIN(T a, T b) { return a < b ? a : b; }
 
 uint32_t bits_of(float f) {
     uint32_t u;
@@ -78,6 +75,10 @@ void put_fp16(uint8_t* p, float v) {
     p[1] = static_cast<uint8_t>(h >> 8);
 }
 float get_fp16(const uint8_t* p) { return fp16_to_fp32(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
+
+}  // namespace ggml_ref
+namespace {
+using namespace ggml_ref;
 
 // ---- helpers (ggml-quants.c "Helper functions") ----------------------------------------------
 
@@ -255,6 +256,9 @@ float make_qkx_quants(bool qkx3, int n, int nmax, const float* x, const float* w
     return scale;
 }
 
+}  // namespace
+namespace ggml_ref {
+
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights) {
     float max = 0;
     for (int i = 0; i < n; ++i) max = MAX(max, x[i]);
@@ -323,6 +327,9 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
     }
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
+
+}  // namespace ggml_ref
+namespace {
 
 void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
     if (j < 4) {

@@ -32,11 +32,33 @@ TEST_F(CliFiles, FormatsJsonListsEveryContractFormat) {
     for (const auto& f : j) names.insert(f["name"].get<std::string>());
     for (const char* n : {"fp8_e4m3", "fp8_e5m2", "nvfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4",
                           "mxint8", "int8", "int4", "int3", "int2", "nf4", "gguf_q8_0", "gguf_q4_0", "gguf_q4_1",
-                          "gguf_q5_0", "gguf_mxfp4"})
+                          "gguf_q5_0", "gguf_mxfp4", "gguf_iq2_xxs", "gguf_iq2_xs", "gguf_iq2_s", "gguf_iq3_xxs",
+                          "gguf_iq3_s", "gguf_iq1_s", "gguf_iq1_m", "gguf_tq1_0", "gguf_tq2_0"})
         EXPECT_TRUE(names.count(n)) << n;
+    for (const auto& f : j)
+        EXPECT_EQ(f["requires_importance"].get<bool>(),
+                  f["name"] == "gguf_iq2_xxs" || f["name"] == "gguf_iq2_xs" || f["name"] == "gguf_iq1_s")
+            << f["name"];
     const auto plain = run_cli({"formats"});
     EXPECT_EQ(plain.exit_code, 0);
     EXPECT_NE(plain.out.find("nvfp4"), std::string::npos);
+}
+
+TEST_F(CliFiles, IQuantsThatGgmlQuantizesOnlyWithAnImatrixNeedImportance) {
+    // 4 rows of 256: one super-block each.
+    std::vector<float> v(4 * 256);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37f * static_cast<float>(i)) * (1 + (i % 7));
+    write_npy(in, NdArray::from_floats(v, {4, 256}));
+    const auto r = run_cli({"fakequant", "--format", "gguf_iq2_xxs", "--in", in, "--out", dir + "/y.npy"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("ggml_quantize_requires_imatrix"), std::string::npos) << r.err;
+    write_npy(dir + "/imp.npy", NdArray::from_floats(std::vector<float>(256, 1.0f), {256}));
+    const auto ok = run_cli({"fakequant", "--format", "gguf_iq2_xxs", "--in", in, "--out", dir + "/y.npy", "--importance",
+                             dir + "/imp.npy", "--packed", dir + "/p.npy"});
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_EQ(read_npy(dir + "/p.npy").shape, (std::vector<int64_t>{4, 66}));
+    // IQ1_M works without importance (ggml quantizes it with x^2 weights).
+    EXPECT_EQ(run_cli({"fakequant", "--format", "gguf_iq1_m", "--in", in, "--out", dir + "/y.npy"}).exit_code, 0);
 }
 
 TEST_F(CliFiles, FakequantWritesWhatTheEngineComputes) {

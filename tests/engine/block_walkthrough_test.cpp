@@ -23,6 +23,7 @@ TEST(BlockWalkthrough, OutputEqualsTheEnginesFakeQuantForEveryFormat) {
         FakeQuantRequest r;
         r.input = NdArray::from_floats(block, {n});
         r.options = o;
+        if (f.requires_importance) r.importance.assign(static_cast<size_t>(n), 1.0f);  // what the walkthrough uses
         const auto fq = run_fake_quant(r);
         for (int i = 0; i < n; ++i) ASSERT_EQ(w.output[i], fq.values.as<float>()[i]) << f.name << " " << i;
         EXPECT_FALSE(w.steps.empty()) << f.name;

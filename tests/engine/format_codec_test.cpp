@@ -109,7 +109,8 @@ TEST(FormatCodec, DecodeOfEncodeEqualsFakeQuantForEveryFormat) {
             if (variant == 1 && f.family == "nf4") o.double_quant = true;
             if (variant == 1 && f.family == "mx") o.mx_scale = "rceil";
             SCOPED_TRACE(f.name + " variant " + std::to_string(variant));
-            const QuantSpec s = resolve_spec(o, shape);
+            QuantSpec s = resolve_spec(o, shape);
+            if (f.requires_importance) set_importance(s, std::vector<float>(static_cast<size_t>(cols), 1.0f), shape, "uniform");
             std::vector<float> y(x.size());
             fake_quantize_buffer(x.data(), y.data(), shape, s);
             const EncodedTensor e = encode_buffer(x.data(), shape, s);

@@ -279,8 +279,8 @@ TEST(GgufFile, BadFilesAreUserErrorsNamingTheFileAndField) {
     ASSERT_NE(a_name, std::string::npos);
     const size_t a_type = a_name + 9 + 4 + 8, a_offset = a_type + 4;
     b = good;
-    put_u32_at(b, a_type, 16);  // IQ2_XXS: not a type we read
-    EXPECT_NE(message_of(b).find("tensor 'a': ggml type 16 (IQ2_XXS) is not a type QuantLab reads"), std::string::npos)
+    put_u32_at(b, a_type, 15);  // Q8_K: not a type we read
+    EXPECT_NE(message_of(b).find("tensor 'a': ggml type 15 (Q8_K) is not a type QuantLab reads"), std::string::npos)
         << message_of(b);
     b = good;
     put_u32_at(b, a_type, 12);  // Q4_K: read, but a's 3 elements are not a whole super-block of 256

@@ -232,10 +232,12 @@ TEST(GgufTypeMix, FileTypesAndTensorTypeNames) {
     EXPECT_EQ(find_gguf_file_type("q6_k")->id, 18u);
     EXPECT_EQ(find_gguf_file_type(2u)->name, "q4_0");
     EXPECT_EQ(find_gguf_file_type("q4_k_m")->llama_name, "MOSTLY_Q4_K_M");
-    EXPECT_EQ(find_gguf_file_type("iq2_xxs"), nullptr);
+    EXPECT_EQ(find_gguf_file_type("iq2_xxs")->id, 19u);
+    EXPECT_EQ(find_gguf_file_type("iq4_ks"), nullptr);
     EXPECT_EQ(parse_gguf_tensor_type("Q6_K", "t"), GgmlType::Q6_K);
     EXPECT_EQ(parse_gguf_tensor_type("iq4_nl", "t"), GgmlType::IQ4_NL);
-    EXPECT_THROW(parse_gguf_tensor_type("iq2_xxs", "t"), UserError);
+    EXPECT_EQ(parse_gguf_tensor_type("iq2_xxs", "t"), GgmlType::IQ2_XXS);
+    EXPECT_THROW(parse_gguf_tensor_type("q8_k", "t"), UserError);
     EXPECT_THROW(plan_gguf_types(llama_model(8, 8, 2), {}, GgufMixOptions{"q9_k"}), UserError);
     GgufMixOptions bad;
     bad.overrides = {{"attn_v[", GgmlType::Q8_0}};
@@ -243,6 +245,119 @@ TEST(GgufTypeMix, FileTypesAndTensorTypeNames) {
     EXPECT_TRUE(gguf_weight_order("output.weight", "blk.0.attn_k.weight"));
     EXPECT_TRUE(gguf_weight_order("blk.2.ffn_up.weight", "blk.10.attn_k.weight"));
     EXPECT_TRUE(gguf_weight_order("blk.2.attn_k.weight", "blk.2.attn_q.weight"));
+}
+
+TEST(GgufTypeMix, LowBitIQuantMixesFollowLlamaCppsIq1Iq2Branch) {
+    // llama_tensor_get_type_impl's branch for IQ2_XXS / IQ2_XS / IQ2_S / IQ2_M / IQ1_S / IQ1_M.
+    GgufMixOptions o;
+    o.has_imatrix = true;
+    const auto tensors = llama_tensors(8, 256, 256, 512, 512, false);  // n_gqa 1
+    o.file_type = "iq2_m";  // base IQ2_S
+    auto c = by_name(plan_gguf_types(llama_model(8, 8, 8), tensors, o));
+    EXPECT_EQ(c.at("output.weight").type, GgmlType::Q5_K);
+    EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.3.attn_v.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::IQ3_S);  // the first n/8
+    EXPECT_EQ(c.at("blk.1.ffn_down.weight").type, GgmlType::IQ2_S);
+    EXPECT_EQ(c.at("blk.1.attn_output.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.1.attn_q.weight").type, GgmlType::IQ2_S);
+    EXPECT_EQ(c.at("blk.1.ffn_up.weight").type, GgmlType::IQ2_S);
+    EXPECT_TRUE(c.at("blk.1.ffn_up.weight").requires_imatrix);
+    EXPECT_FALSE(c.at("blk.1.attn_v.weight").requires_imatrix);  // IQ3_S
+    EXPECT_FALSE(c.at("output.weight").requires_imatrix);
+    // Grouped-query attention: attn_v Q4_K.
+    EXPECT_EQ(by_name(plan_gguf_types(llama_model(8, 8, 2), llama_tensors(8, 256, 64, 512, 512, false), o)).at("blk.0.attn_v.weight").type,
+              GgmlType::Q4_K);
+    o.file_type = "iq2_s";  // base IQ2_XS
+    c = by_name(plan_gguf_types(llama_model(8, 8, 8), tensors, o));
+    EXPECT_EQ(c.at("blk.1.attn_q.weight").type, GgmlType::IQ2_XS);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::IQ3_S);
+    o.file_type = "iq1_s";
+    c = by_name(plan_gguf_types(llama_model(8, 8, 8), tensors, o));
+    EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::Q2_K);
+    EXPECT_EQ(c.at("output.weight").type, GgmlType::Q5_K);
+    EXPECT_EQ(c.at("blk.2.attn_v.weight").type, GgmlType::Q2_K);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::Q2_K);
+    EXPECT_EQ(c.at("blk.2.ffn_down.weight").type, GgmlType::IQ1_S);
+    EXPECT_EQ(c.at("blk.2.attn_output.weight").type, GgmlType::IQ2_XXS);
+    EXPECT_EQ(c.at("blk.2.ffn_gate.weight").type, GgmlType::IQ1_S);
+    o.file_type = "iq1_m";
+    EXPECT_EQ(by_name(plan_gguf_types(llama_model(8, 8, 8), tensors, o)).at("blk.2.attn_k.weight").type, GgmlType::IQ1_M);
+    o.file_type = "iq2_xxs";
+    c = by_name(plan_gguf_types(llama_model(8, 8, 8), tensors, o));
+    EXPECT_EQ(c.at("blk.2.attn_output.weight").type, GgmlType::IQ2_XXS);
+    EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::Q2_K);
+    // Without an imatrix llama-quantize refuses these mixes (tensor_requires_imatrix).
+    o.has_imatrix = false;
+    for (const char* ft : {"iq2_xxs", "iq2_xs", "iq2_s", "iq2_m", "iq1_s", "iq1_m", "iq3_xxs"}) {
+        o.file_type = ft;
+        EXPECT_THROW(plan_gguf_types(llama_model(8, 8, 8), tensors, o), UserError) << ft;
+    }
+}
+
+TEST(GgufTypeMix, Iq3MixesAndTernaryTypes) {
+    GgufMixOptions o;
+    const auto dense = llama_tensors(8, 256, 256, 512, 512, false);  // n_gqa 1
+    o.file_type = "iq3_xs";  // base IQ3_S; IQ3_XXS tensors need the imatrix
+    o.has_imatrix = true;
+    auto c = by_name(plan_gguf_types(llama_model(8, 8, 8), dense, o));
+    EXPECT_EQ(c.at("output.weight").type, GgmlType::Q6_K);
+    EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.attn_v.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.attn_k.weight").type, GgmlType::IQ3_XXS);
+    EXPECT_EQ(c.at("blk.0.attn_q.weight").type, GgmlType::IQ3_XXS);
+    EXPECT_EQ(c.at("blk.0.attn_output.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::IQ3_S);
+    // ffn_gate / ffn_up: IQ3_XXS for n/8 <= i < 7n/8.
+    for (int i = 0; i < 8; ++i) {
+        const std::string b = "blk." + std::to_string(i) + ".";
+        const GgmlType want = i >= 1 && i < 7 ? GgmlType::IQ3_XXS : GgmlType::IQ3_S;
+        EXPECT_EQ(c.at(b + "ffn_gate.weight").type, want) << i;
+        EXPECT_EQ(c.at(b + "ffn_up.weight").type, want) << i;
+    }
+    EXPECT_EQ(by_name(plan_gguf_types(llama_model(8, 8, 2), llama_tensors(8, 256, 64, 512, 512, false), o)).at("blk.0.attn_v.weight").type,
+              GgmlType::Q4_K);
+
+    o.file_type = "iq3_xxs";
+    c = by_name(plan_gguf_types(llama_model(8, 8, 8), dense, o));
+    EXPECT_EQ(c.at("output.weight").type, GgmlType::Q5_K);
+    EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.attn_v.weight").type, GgmlType::IQ3_XXS);  // with an imatrix
+    EXPECT_EQ(c.at("blk.0.attn_k.weight").type, GgmlType::IQ2_S);
+    EXPECT_EQ(c.at("blk.0.attn_q.weight").type, GgmlType::IQ2_S);
+    EXPECT_EQ(c.at("blk.0.attn_output.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::IQ3_XXS);
+    EXPECT_TRUE(c.at("blk.0.ffn_down.weight").requires_imatrix);
+
+    o.file_type = "iq3_m";  // no imatrix needed: IQ3_S and K types only
+    o.has_imatrix = false;
+    c = by_name(plan_gguf_types(llama_model(8, 8, 8), dense, o));
+    EXPECT_EQ(c.at("blk.5.attn_v.weight").type, GgmlType::Q4_K);
+    EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, GgmlType::Q4_K);
+    EXPECT_EQ(c.at("blk.1.ffn_down.weight").type, GgmlType::IQ3_S);
+    EXPECT_EQ(c.at("blk.1.attn_output.weight").type, GgmlType::Q4_K);
+    EXPECT_EQ(c.at("blk.1.ffn_up.weight").type, GgmlType::IQ3_S);
+    o.file_type = "iq3_s";
+    EXPECT_EQ(by_name(plan_gguf_types(llama_model(8, 8, 8), dense, o)).at("blk.1.attn_v.weight").type, GgmlType::IQ3_S);
+
+    for (const char* ft : {"tq1_0", "tq2_0"}) {
+        o.file_type = ft;
+        c = by_name(plan_gguf_types(llama_model(8, 8, 8), dense, o));
+        const GgmlType base = find_gguf_file_type(ft)->base;
+        EXPECT_EQ(c.at("token_embd.weight").type, GgmlType::Q4_K) << ft;
+        EXPECT_EQ(c.at("output.weight").type, GgmlType::Q6_K) << ft;
+        EXPECT_EQ(c.at("blk.0.attn_v.weight").type, base) << ft;
+        EXPECT_EQ(c.at("blk.0.ffn_down.weight").type, base) << ft;
+        EXPECT_FALSE(c.at("blk.0.ffn_down.weight").requires_imatrix) << ft;
+    }
+    // Rows that are not whole super-blocks: the i-quants fall back to IQ4_NL, the ternary types to Q4_0.
+    o.file_type = "tq2_0";
+    c = by_name(plan_gguf_types(llama_model(4, 6, 2), llama_tensors(4, 192, 64, 512, 48, false), o));
+    EXPECT_EQ(c.at("blk.1.attn_q.weight").type, GgmlType::Q4_0);
+    o.file_type = "iq3_s";
+    c = by_name(plan_gguf_types(llama_model(4, 6, 2), llama_tensors(4, 192, 64, 512, 48, false), o));
+    EXPECT_EQ(c.at("blk.1.attn_q.weight").type, GgmlType::IQ4_NL);
+    EXPECT_EQ(c.at("blk.1.attn_q.weight").fallback, "ne[0] 192 is not a multiple of 256 (IQ3_S) -> IQ4_NL");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/format_catalog.h"
+#include "engine/formats/format_codec.h"
 #include "engine/api/layer_stats_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/models/builtin_models.h"
@@ -260,7 +261,8 @@ TEST(FormatFit, TheWeightItMeasuresEqualsTheFakeQuantizedWeight) {
     w[77] = 0.0f;
     for (const FormatInfo& f : all_formats()) {
         QuantOptions o = default_weight_options(f.name, 256);
-        const QuantSpec spec = resolve_spec(o, {8, 256});
+        QuantSpec spec = resolve_spec(o, {8, 256});
+        if (f.requires_importance) set_importance(spec, std::vector<float>(256, 1.0f), {8, 256}, "uniform");
         std::vector<float> q, expected(w.size());
         fit_weight(w.data(), 8, 256, spec, 16, q);
         fake_quantize_buffer(w.data(), expected.data(), {8, 256}, spec);

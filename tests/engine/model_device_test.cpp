@@ -8,6 +8,8 @@
 #include <torch/csrc/api/include/torch/cuda.h>
 
 #include "engine/data/dataset.h"
+#include "engine/formats/format_codec.h"
+#include "engine/formats/tensor_quantize.h"
 #include "engine/models/builtin_models.h"
 #include "engine/models/model.h"
 #include "engine/models/model_device.h"
@@ -110,6 +112,23 @@ TEST(ModelDeviceGpu, QuantizedWeightsOnTheGpuEqualTheCpusBitForBit) {
                 EXPECT_TRUE(g.is_cuda()) << preset << " " << l->name();
                 EXPECT_TRUE(at::equal(g.cpu(), cpu.at(l->name()))) << preset << " " << l->name();
             }
+    }
+}
+
+// The GGUF i-quants have CPU kernels only: a CUDA tensor makes a round trip through them and
+// must come back with the CPU's values.
+TEST(ModelDeviceGpu, GgufIQuantsOfGpuTensorsEqualTheCpusBitForBit) {
+    if (!gpu_usable()) GTEST_SKIP() << "no CUDA GPU usable by this build";
+    const at::Tensor x = at::randn({4, 512}, at::TensorOptions().dtype(at::kFloat)) * 0.02;
+    for (const std::string format : {"gguf_iq2_xxs", "gguf_iq2_s", "gguf_iq3_xxs", "gguf_iq1_m", "gguf_tq1_0"}) {
+        QuantOptions o;
+        o.format = format;
+        QuantSpec spec = resolve_spec(o, {4, 512});
+        if (spec.info->requires_importance) set_importance(spec, std::vector<float>(512, 1.0f), {4, 512}, "uniform");
+        const at::Tensor cpu = fake_quantize(x, spec);
+        const at::Tensor gpu = fake_quantize(x.to(torch_device("cuda")), spec);
+        EXPECT_TRUE(gpu.is_cuda()) << format;
+        EXPECT_TRUE(at::equal(gpu.cpu(), cpu)) << format;
     }
 }
 
