@@ -325,7 +325,7 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
         }
         // llama-quantize: "Missing importance matrix for tensor ... in a very low-bit quantization".
         const bool recipe_own = s.quantizer && s.recipe_type && type == *s.recipe_type;
-        if (ch.requires_imatrix && is_quantized(type) && !row.copied && !row.importance && !recipe_own)
+        if (ch.requires_imatrix && ggml_type_is_quantized(type) && !row.copied && !row.importance && !recipe_own)
             throw UserError("GGUF export: " + options.imatrix + " has no entry for tensor " + ch.name + ", whose type " +
                             ggml_type_name(type) + " needs one (llama-quantize refuses such very low-bit tensors too)");
         if (s.quantizer && s.recipe_type && type == *s.recipe_type) {
