@@ -47,6 +47,8 @@
 #include "ui/recipe_editor.h"
 #include "ui/workbench.h"
 #include "ui/format_explorer_view.h"
+#include "ui/generate_view.h"
+#include "ui/run_launcher.h"
 #include "ui/main_window.h"
 #include "ui/palette_quantizer.h"
 #include "ui/theme_manager.h"
@@ -440,6 +442,45 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::encoderShots(const QString
         // experiments.qlab beside the project: the frontier of embedding cosine against bits.
         experimentsShot(QStringLiteral("tutorial-experiments.png"), QStringLiteral("nvfp4-vs-mxfp4"), 3, 0,
                         QStringLiteral("Bits frontier"), QStringLiteral("recipe=NVFP4_DEFAULT"), T::Light, sentences, pairs),
+    };
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::realModelShots(const QString& text, const QString& prompt) {
+    using T = ThemeManager::Theme;
+    auto withText = [text](Shot shot) {
+        auto setup = shot.setup;
+        shot.setup = [setup, text](MainWindow& w) {
+            w.workbench()->recipeEditor()->setCalibration(text);
+            setup(w);
+        };
+        shot.timeoutMs = 900000;  // statistics of a 135 M model: minutes on 2 shared cores
+        return shot;
+    };
+    Shot generate{QStringLiteral("real-generate.png"),
+                  [prompt](MainWindow& w) {
+                      w.themeManager()->apply(T::Light);
+                      w.showView(QStringLiteral("generate"));
+                      GenerateView* v = w.generateView();
+                      // Every completed PTQ / QAD run beside the FP model, as the view offers them.
+                      for (const RunRow& r : w.workbench()->explorer()->runs())
+                          if (r.status == QLatin1String("completed"))
+                              v->checkCandidate(runModelFolder(r.kind, r.configJson));
+                      v->setPrompt(prompt);
+                      v->setChat(true);
+                      v->setMaxTokens(40);
+                      v->generate();
+                  },
+                  [](MainWindow& w) { return !w.generateView()->isRunning() && !w.generateView()->report().outputs.empty(); },
+                  900000};
+    return {
+        withText(workbenchShot(QStringLiteral("real-workbench.png"), QStringLiteral("workbench"), T::Light, {})),
+        generate,
+        withText(workbenchShot(QStringLiteral("real-compare.png"), QStringLiteral("compare"), T::Light, {QStringLiteral("ptq")})),
+        withText(workbenchShot(QStringLiteral("real-dashboard.png"), QStringLiteral("dashboard"), T::Light, {QStringLiteral("qad")})),
+        withText(inspectorShot(QStringLiteral("real-outliers.png"), QStringLiteral("outliers"), T::Light,
+                               QStringLiteral("model.layers.3.mlp.down_proj"), QStringLiteral("int8"))),
+        withText(inspectorShot(QStringLiteral("real-histogram.png"), QStringLiteral("histogram"), T::Light,
+                               QStringLiteral("model.layers.3.mlp.down_proj"), QStringLiteral("nvfp4"))),
     };
 }
 

@@ -36,6 +36,11 @@ public:
     // QAD dashboard and the layer inspector's outliers, histogram and sensitivity, calibrated on
     // `sentences` (a text file, one per line) with `pairs` as the eval pairs.
     static std::vector<Shot> encoderShots(const QString& sentences, const QString& pairs);
+    // docs/TUTORIAL.md's real-LLM tour on a project of the real SmolLM2-135M-Instruct
+    // (scripts/real-model-screenshots): "real-*.png" of the workbench, the compare view, the QAD
+    // dashboard, the layer inspector's outliers calibrated on `text` (a real-text file), and the
+    // Generate view answering `prompt` with the FP model beside every completed PTQ / QAD run.
+    static std::vector<Shot> realModelShots(const QString& text, const QString& prompt);
     // One shot per format, "format-explorer-<name>.png", in the current theme.
     static std::vector<Shot> formatShots(const QStringList& formats);
     // The What-if view on the open model: "<stem>.png" (light) and "<stem>-dark.png", comparing

@@ -77,8 +77,13 @@ int main(int argc, char** argv) {
                        "QAT fraction, Bits frontier; default: the experiment's own) showing METRIC (default: the "
                        "experiment's first), with the run of cell CELL selected (last: a cell key has commas)."),
         QStringLiteral("NAME[,STEM[,TAB[,METRIC[,CELL]]]]"));
+    const QCommandLineOption screenshotRealModel(
+        QStringLiteral("screenshot-real-model"),
+        QStringLiteral("With --screenshot-dir: render docs/TUTORIAL.md's real-LLM tour on the opened project of the real "
+                       "SmolLM2 (scripts/real-model-screenshots), calibrating on TEXT and generating an answer to PROMPT."),
+        QStringLiteral("TEXT,PROMPT"));
     parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
-                       screenshotCalib, screenshotExperiment, theme, format});
+                       screenshotCalib, screenshotExperiment, screenshotRealModel, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -130,7 +135,11 @@ int main(int argc, char** argv) {
         ql::ScreenshotRunner runner(&window, parser.value(screenshotDir));
         if (parser.isSet(screenshotSentences))
             runner.setShots(ql::ScreenshotRunner::encoderShots(parser.value(screenshotSentences), parser.value(screenshotPairs)));
-        else if (parser.isSet(screenshotFormats))
+        else if (parser.isSet(screenshotRealModel)) {
+            const QString value = parser.value(screenshotRealModel);
+            const int comma = value.indexOf(QLatin1Char(','));
+            runner.setShots(ql::ScreenshotRunner::realModelShots(value.left(comma), comma < 0 ? QString() : value.mid(comma + 1)));
+        } else if (parser.isSet(screenshotFormats))
             runner.setShots(ql::ScreenshotRunner::formatShots(parser.value(screenshotFormats).split(QLatin1Char(','), Qt::SkipEmptyParts)));
         if (parser.isSet(screenshotOnly)) {
             const QStringList names = parser.value(screenshotOnly).split(QLatin1Char(','), Qt::SkipEmptyParts);
