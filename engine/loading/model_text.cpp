@@ -160,7 +160,13 @@ ModelText demo_text() {
     t.bos_token = synthetic_vocab::token_text(synthetic_vocab::kBos);
     t.eos_token = synthetic_vocab::token_text(synthetic_vocab::kEos);
     t.end_ids = {synthetic_vocab::kEos};
-    t.encode_prompt = [](const std::string& text) { return synthetic_vocab::encode(text, "prompt"); };
+    // Every demo example starts with <bos> (synthetic_tasks.cpp); without it each digit sits one
+    // position off from where the demo learned to read it, and the answers come out wrong.
+    t.encode_prompt = [](const std::string& text) {
+        std::vector<int64_t> ids = synthetic_vocab::encode(text, "prompt");
+        if (ids.empty() || ids.front() != synthetic_vocab::kBos) ids.insert(ids.begin(), synthetic_vocab::kBos);
+        return ids;
+    };
     t.encode_rendered = t.encode_prompt;
     t.decode = [](const std::vector<int64_t>& ids) { return synthetic_vocab::decode(ids); };
     return t;

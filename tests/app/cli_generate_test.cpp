@@ -25,21 +25,23 @@ TEST(CliGenerate, DemoAnswersAndAQuantizedCheckpointIsComparedTokenByToken) {
     const std::string dir = make_temp_dir();
     const CliResult ptq = run_cli({"ptq", "demo", "--recipe", "NF4", "--calib", "synthetic:arith", "--samples", "8", "--out", dir + "/nf4"});
     ASSERT_EQ(ptq.exit_code, 0) << ptq.err;
-    const CliResult r = run_cli({"generate", "demo", "--compare", dir + "/nf4", "--prompt", "12+34=", "--prompt", "7*8=",
+    const CliResult r = run_cli({"generate", "demo", "--compare", dir + "/nf4", "--prompt", "210+430=", "--prompt", "700*888=",
                                  "--max-tokens", "6", "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["sampling"], "greedy");
     ASSERT_EQ(j["outputs"].size(), 4u);  // model by model, prompts in order within each
     const json& first = j["outputs"][0];
-    EXPECT_EQ(first["prompt"], "12+34=");
-    EXPECT_EQ(first["text"], "46");
+    EXPECT_EQ(first["prompt"], "210+430=");
+    // The demo's layout (synthetic_tasks.cpp): 3 digits per operand and 4 in the answer, least
+    // significant first, so 12 + 34 is asked as "210+430=" and 46 answers "6400".
+    EXPECT_EQ(first["text"], "6400");
     EXPECT_EQ(first["stop_reason"], "end");
     EXPECT_EQ(first["tokens"].back(), 2);  // the demo's <eos>, listed but not in the text
     EXPECT_EQ(first["token_texts"].back(), "");
     EXPECT_EQ(first["first_divergence"], -1);
-    EXPECT_EQ(j["outputs"][1]["prompt"], "7*8=");
-    EXPECT_EQ(j["outputs"][1]["text"], "56");
+    EXPECT_EQ(j["outputs"][1]["prompt"], "700*888=");
+    EXPECT_EQ(j["outputs"][1]["text"], "6500");  // 7 * 8, the multiplier in all three places
     for (int i : {2, 3}) {
         const json& q = j["outputs"][i];
         EXPECT_EQ(q["model"], dir + "/nf4");
@@ -52,21 +54,21 @@ TEST(CliGenerate, DemoAnswersAndAQuantizedCheckpointIsComparedTokenByToken) {
         EXPECT_NEAR(q["mean_kl"].get<double>(), kl / static_cast<double>(q["tokens"].size()), 1e-12);
     }
     // Plain text output streams the answers and ends with the table.
-    const CliResult text = run_cli({"generate", "demo", "--prompt", "12+34=", "--max-tokens", "4"});
+    const CliResult text = run_cli({"generate", "demo", "--prompt", "210+430=", "--max-tokens", "5"});
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    EXPECT_NE(text.out.find("46"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("6400"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("tok/s"), std::string::npos) << text.out;
     fs::remove_all(dir);
 }
 
 TEST(CliGenerate, PromptsFilesAndStopStrings) {
     const std::string dir = make_temp_dir();
-    std::ofstream(dir + "/p.txt") << "12+34=\n\n7*8=\n";
-    const json lines = json::parse(run_cli({"generate", "demo", "--prompts", dir + "/p.txt", "--max-tokens", "4", "--json"}).out);
+    std::ofstream(dir + "/p.txt") << "210+430=\n\n700*888=\n";
+    const json lines = json::parse(run_cli({"generate", "demo", "--prompts", dir + "/p.txt", "--max-tokens", "5", "--json"}).out);
     ASSERT_EQ(lines["outputs"].size(), 2u);
-    EXPECT_EQ(lines["outputs"][1]["text"], "56");
-    const json stopped = json::parse(run_cli({"generate", "demo", "--prompt", "12+34=", "--stop", "6", "--json"}).out);
-    EXPECT_EQ(stopped["outputs"][0]["text"], "4");
+    EXPECT_EQ(lines["outputs"][1]["text"], "6500");
+    const json stopped = json::parse(run_cli({"generate", "demo", "--prompt", "210+430=", "--stop", "0", "--json"}).out);
+    EXPECT_EQ(stopped["outputs"][0]["text"], "64");  // "6400" cut before the stop string
     EXPECT_EQ(stopped["outputs"][0]["stop_reason"], "stop_string");
     std::ofstream(dir + "/bad.jsonl") << "{\"prompt\": \"1+1=\"}\n{\"prompt\": 3}\n";
     const CliResult bad = run_cli({"generate", "demo", "--prompts", dir + "/bad.jsonl"});
