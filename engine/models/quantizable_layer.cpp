@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/models/quantizable_layer.h"
 
+#include "engine/models/linear_output_adapter.h"
+
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
@@ -27,7 +29,8 @@ at::Tensor QuantizableLayer::quantize_input(const at::Tensor& x) const {
 }
 
 at::Tensor LinearLayer::forward(const at::Tensor& x) const {
-    return at::linear(quantize_input(x), effective_weight(), bias);
+    // A LoRA adapter (linear_output_adapter.h) adds its update to the base's product.
+    return apply_linear_output_adapter(*this, x, at::linear(quantize_input(x), effective_weight(), bias));
 }
 
 at::Tensor LinearLayer::file_weight() const {
