@@ -16,6 +16,7 @@
 #include "app/cli/recorded_run_info.h"
 #include "engine/api/lora_api.h"
 #include "engine/core/errors.h"
+#include "engine/io/npy_file.h"
 #include "projects/project_run_recorder.h"
 
 namespace ql::cli {
@@ -171,11 +172,24 @@ std::string lora_usage() {
            "The merge-cost preview of a LoRA run (DIR of 'train lora|qlora', or its adapter folder): the quantized base with\n"
            "the adapter (what was trained), the merged model quantized again in the base's format, and the merged model in\n"
            "full precision, side by side on D (loss, perplexity; KL and top-1 agreement against the adapted model), with the\n"
-           "fraction of each adapted layer's codes that the re-quantized merge changes.";
+           "fraction of each adapted layer's codes that the re-quantized merge changes.\n"
+           "quantlab-cli lora logits RUN --ids IDS.npy --out LOGITS.npy [--base-only] [--device D]: the logits of the base with\n"
+           "its adapter (or alone), for comparison with PEFT.";
+}
+
+int run_lora_logits(const std::vector<std::string>& args) {
+    ArgParser p("lora logits", {"--ids", "--out", "--device"}, {"--base-only"});
+    p.parse(args);
+    if (p.positional().size() != 1) throw UserError("lora logits: expected RUN (a LoRA run folder)");
+    const NdArray logits = lora_logits(p.positional()[0], read_npy(p.required("--ids")), !p.has("--base-only"), device_option(p));
+    write_npy(p.required("--out"), logits);
+    std::printf("wrote %s\n", p.required("--out").c_str());
+    return 0;
 }
 
 int run_lora(const std::vector<std::string>& args) {
-    if (args.empty() || args[0] != "preview") throw UserError("lora: expected 'preview' (quantlab-cli lora preview RUN --data D)");
+    if (!args.empty() && args[0] == "logits") return run_lora_logits(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (args.empty() || args[0] != "preview") throw UserError("lora: expected 'preview' or 'logits' (quantlab-cli lora preview RUN --data D)");
     ArgParser p("lora preview", {"--data", "--samples", "--seq-len", "--windows", "--device"}, {"--json"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("lora preview: expected RUN (a LoRA run folder)");

@@ -6,6 +6,7 @@
 #include <c10/core/GradMode.h>
 
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -609,6 +610,23 @@ std::string lora_preview_json(const LoraMergePreview& p) {
                            {"layers", layers}})
                .dump(2) +
            "\n";
+}
+
+NdArray lora_logits(const std::string& run, const NdArray& ids, bool adapter, const std::string& device) {
+    if (ids.shape.size() != 2) throw UserError("lora logits: token ids must be [batch, tokens]");
+    if (ids.dtype != DType::Int64 && ids.dtype != DType::Int32) throw UserError("lora logits: token ids must be int64 or int32");
+    CancellationToken cancel;
+    OpenedAdapter o = open_adapter(run, device, cancel);
+    o.adapters->set_enabled(adapter);
+    std::vector<int64_t> values(static_cast<size_t>(ids.numel()));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = ids.dtype == DType::Int64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
+    c10::NoGradGuard no_grad;
+    const at::Tensor input =
+        at::tensor(values, at::kLong).reshape({ids.shape[0], ids.shape[1]}).to(o.base.model().named_parameters().front().second.device());
+    const at::Tensor logits = o.base.model().forward(input).to(at::kCPU, at::kFloat).contiguous();
+    NdArray out = NdArray::zeros(DType::Float32, {logits.sizes().begin(), logits.sizes().end()});
+    std::memcpy(out.bytes.data(), logits.data_ptr<float>(), out.bytes.size());
+    return out;
 }
 
 DoctorReport run_adapter_doctor(const AdapterDoctorRequest& req, const CancellationToken& cancel) {

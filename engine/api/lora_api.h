@@ -14,6 +14,7 @@
 #include "engine/api/export_api.h"
 #include "engine/core/distributed_options.h"
 #include "engine/core/doctor_report.h"
+#include "engine/core/nd_array.h"
 #include "engine/jobs/job.h"
 #include "engine/lora/lora_memory.h"
 
@@ -134,6 +135,11 @@ struct LoraMergePreview {
 };
 LoraMergePreview run_lora_preview(const LoraPreviewRequest& request, JobSink& sink, const CancellationToken& cancel);
 std::string lora_preview_json(const LoraMergePreview& preview);
+
+// The logits [batch, tokens, vocab] of the run's base with its adapter (adapter = false: the base
+// alone) for token ids [batch, tokens] int64 / int32: what PEFT on transformers' model of the same
+// base must give (tests/app/cli_lora_test.cpp's peer check).
+NdArray lora_logits(const std::string& run, const NdArray& ids, bool adapter, const std::string& device = "cpu");
 
 // The Export Doctor's adapter check: the adapter (a run or adapter folder) against the base it is
 // about to be applied to (MODEL, quantized with `recipe` unless it is a quantized checkpoint).
