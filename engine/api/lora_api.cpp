@@ -57,10 +57,17 @@ LoraSettings lora_settings_of(const LoraTrainRequest& r) {
     return s;
 }
 
+// A recipe given as a preset name, a file, or JSON text ('{' first), as canonical JSON text.
+std::string lora_recipe_json(const std::string& recipe) {
+    const size_t first = recipe.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && recipe[first] == '{') return recipe_to_json(parse_recipe(recipe, "the --recipe JSON"));
+    return recipe_to_json(load_recipe(recipe));
+}
+
 // The base's recipe as JSON text: --recipe (a preset, file or JSON), else the method's default.
 std::string lora_recipe_text(const LoraTrainRequest& r, bool checkpoint) {
     if (checkpoint) return "";
-    if (!r.recipe.empty()) return recipe_to_json(load_recipe(r.recipe));
+    if (!r.recipe.empty()) return lora_recipe_json(r.recipe);
     return r.method == "qlora" ? kQloraRecipe : kFullPrecisionRecipe;
 }
 
@@ -638,7 +645,7 @@ DoctorReport run_adapter_doctor(const AdapterDoctorRequest& req, const Cancellat
     OpenedAdapter trained = open_adapter(req.adapter, req.device, cancel, /*check_base=*/false);
     LoraBaseSource given_source = trained.source;
     given_source.model = req.base.empty() ? trained.source.model : req.base;
-    if (!req.recipe.empty()) given_source.recipe = recipe_to_json(load_recipe(req.recipe));
+    if (!req.recipe.empty()) given_source.recipe = lora_recipe_json(req.recipe);
     if (is_quantized_checkpoint(resolve_model_path(given_source.model))) given_source.recipe.clear();
     given_source.loftq_weights = trained.source.loftq_weights;
     LoraBase given = open_lora_base(given_source, req.device, cancel);

@@ -116,7 +116,7 @@ TEST(CliLora, PreviewExportsAndTheDoctorCatchTheMergeAndBaseFailureModes) {
     const json j = json::parse(p.out);
     EXPECT_EQ(j["layers"].size(), 14u);
     EXPECT_GT(j["codes_changed"].get<double>(), 0.0);
-    EXPECT_LT(j["merged_fp"]["kl"].get<double>(), 1e-8);
+    EXPECT_LT(j["merged_fp"]["kl"].get<double>(), 1e-6);
     EXPECT_GT(j["merged_requantized"]["kl"].get<double>(), j["merged_fp"]["kl"].get<double>());
     const CliResult text = run_cli({"lora", "preview", f.dir + "/run", "--data", "synthetic:random-tokens", "--samples", "8"});
     EXPECT_NE(text.out.find("merged, re-quantized"), std::string::npos) << text.out;

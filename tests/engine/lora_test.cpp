@@ -21,6 +21,7 @@
 #include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/io/npy_file.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/loading/model_source.h"
 #include "engine/lora/base_fingerprint.h"
@@ -170,7 +171,7 @@ TEST(Loftq, StartsCloserToTheFullPrecisionWeightsThanTheQuantizedBase) {
     s.rank = 8;
     s.alpha = 32;  // scaling 4: the factors carry 1 / sqrt(4) each
     LoraAdapters a(*b.opened.model, s);
-    const LoftqReport r = loftq_initialise(*b.q, a, 3);
+    const LoftqReport r = loftq_initialise(*b.q, a, 2);
     ASSERT_EQ(r.layers.size(), 14u);
     for (const LoftqLayer& l : r.layers) {
         EXPECT_GT(l.base_error, 0.05) << l.module;  // NF4 of a random matrix: ~10 % error
@@ -309,9 +310,11 @@ TEST(LoraMemory, QloraBaseIs4Point127BitsAndFitsWhereFullFineTuningDoesNot) {
     ASSERT_EQ(e.methods.size(), 4u);
     const double gib = 1024.0 * 1024 * 1024;
     const double full = e.methods[0].total_bytes() / gib, qlora = e.methods[3].total_bytes() / gib;
-    // Full fine-tuning: 12 bytes per parameter (6.74 B x 12 = 75 GiB) plus activations: no 48 GB card.
+    // Full fine-tuning: 12 bytes per parameter (6.74 B x 12 = 75 GiB) plus activations: more than an
+    // 80 GB card holds.
     EXPECT_NEAR(e.methods[0].bytes_of("weights") / gib, 6738415616.0 * 2 / gib, 1e-6);
-    EXPECT_GT(full, 80.0);
+    EXPECT_GT(e.methods[0].total_bytes(), 80e9);
+    EXPECT_GT(full, 75.0);
     // QLoRA: the NF4 + double-quant base is ~3.4 GiB, the whole run fits a 24 GB card.
     EXPECT_NEAR((e.methods[3].bytes_of("base weights (codes)") + e.methods[3].bytes_of("base scales and constants")) / gib,
                 (6476005376.0 * 4.127 / 8 + 262410240.0 * 2) / gib, 0.01);
@@ -332,11 +335,21 @@ struct LoraStopSink : JobSink {
     }
 };
 
+// A learnable token stream: token t is followed by (t * 5 + 3) mod 128 (as quant_trainer_test's).
+std::string learnable_stream(const std::string& dir) {
+    NdArray tokens = NdArray::zeros(DType::Int64, {4096});
+    int64_t t = 1;
+    for (int64_t i = 0; i < 4096; ++i, t = (t * 5 + 3) % 128) tokens.as<int64_t>()[i] = t;
+    write_npy(dir + "/stream.npy", tokens);
+    return dir + "/stream.npy";
+}
+
 LoraTrainRequest tiny_qlora(const std::string& out) {
     LoraTrainRequest r;
     r.method = "qlora";
     r.model = kLoraLlama;
-    r.data = "synthetic:random-tokens";
+    r.data = learnable_stream(fs::path(out).parent_path().string());
+    r.sequence_length = 32;
     r.out_dir = out;
     r.steps = 6;
     r.batch_size = 4;
@@ -400,13 +413,13 @@ TEST(LoraTraining, PreviewExportAndDoctorOfARun) {
     EXPECT_TRUE(is_lora_run(dir + "/run"));
     LoraPreviewRequest p;
     p.run = dir + "/run";
-    p.data = "synthetic:random-tokens";
-    p.samples = 8;
+    p.data = req.data;
+    p.sequence_length = 32;
     const LoraMergePreview pv = run_lora_preview(p, quiet, go);
     EXPECT_EQ(pv.layers.size(), 14u);
     EXPECT_GT(pv.codes_changed, 0.0);
     ASSERT_TRUE(pv.merged_fp.kl && pv.merged_requantized.kl);
-    EXPECT_LT(*pv.merged_fp.kl, 1e-8);   // the full-precision merge is the adapted model
+    EXPECT_LT(*pv.merged_fp.kl, 1e-6);   // the full-precision merge is the adapted model, to float rounding
     EXPECT_GT(*pv.merged_requantized.kl, *pv.merged_fp.kl);
     EXPECT_NEAR(pv.merged_fp.loss, pv.adapted.loss, 1e-5);
     // Exports: the PEFT folder, the merged FP folder, merged and re-quantized as fake-quant.
