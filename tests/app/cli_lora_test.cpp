@@ -26,13 +26,23 @@ using json = nlohmann::json;
 
 const std::string kLoraModel = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
 
+// A learnable token stream: token t is followed by (t * 5 + 3) mod 128.
+std::string write_stream(const std::string& dir) {
+    NdArray tokens = NdArray::zeros(DType::Int64, {4096});
+    int64_t t = 1;
+    for (int64_t i = 0; i < 4096; ++i, t = (t * 5 + 3) % 128) tokens.as<int64_t>()[i] = t;
+    write_npy(dir + "/stream.npy", tokens);
+    return dir + "/stream.npy";
+}
+
 // One QLoRA run shared by the cases (the CLI runs in subprocesses; a few seconds).
 struct LoraRunFixture {
-    std::string dir;
+    std::string dir, data;
     json report;
     LoraRunFixture() {
         dir = make_temp_dir();
-        const CliResult r = run_cli({"train", "qlora", kLoraModel, "--data", "synthetic:random-tokens", "--out", dir + "/run",
+        data = write_stream(dir);
+        const CliResult r = run_cli({"train", "qlora", kLoraModel, "--data", data, "--seq-len", "32", "--out", dir + "/run",
                                      "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
                                      "--eval-samples", "8", "--seed", "3", "--json"});
         EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -62,12 +72,12 @@ TEST(CliLora, TrainsAQloraAdapterAndWritesAPeftFolder) {
     EXPECT_EQ(config["target_modules"].size(), 14u);
     EXPECT_TRUE(fs::exists(f.dir + "/run/checkpoint"));
     // A finished run resumes with nothing to do; other settings are refused.
-    const CliResult again = run_cli({"train", "qlora", kLoraModel, "--data", "synthetic:random-tokens", "--out", f.dir + "/run",
+    const CliResult again = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/run",
                                      "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
                                      "--eval-samples", "8", "--seed", "3", "--resume", "--json"});
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(json::parse(again.out)["resumed_from"], 8);
-    const CliResult other = run_cli({"train", "qlora", kLoraModel, "--data", "synthetic:random-tokens", "--out", f.dir + "/run",
+    const CliResult other = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/run",
                                      "--steps", "8", "--batch-size", "4", "--rank", "8", "--resume"});
     EXPECT_NE(other.exit_code, 0);
 }
@@ -83,26 +93,38 @@ TEST(CliLora, DryRunPrintsTheMemoryEstimateBesideFullFineTuningAndQat) {
     EXPECT_NE(bad.err.find("--rank"), std::string::npos) << bad.err;
 }
 
+int run_peer(const std::vector<std::string>& args, std::string& output, const std::string& dir) {
+    std::string cmd = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/app/lora_peft_peer.py'";
+    for (const std::string& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + dir + "/peer.log' 2>&1";
+    const int status = std::system(cmd.c_str());
+    output = slurp(dir + "/peer.log");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 TEST(CliLora, PeftWithABitsandbytesNf4BaseGivesQuantLabsLogits) {
-    const LoraRunFixture& f = lora_run();
+    // A tiny Llama whose Linear widths hold whole NF4 blocks (bitsandbytes' CPU path needs them;
+    // lora_peft_peer.py says why), made by transformers; QLoRA trained on it here, exported for PEFT.
     const std::string dir = make_temp_dir();
+    std::string out;
+    ASSERT_EQ(run_peer({"make", dir + "/tiny"}, out, dir), 0) << out;
+    const std::string data = write_stream(dir);
+    const CliResult t = run_cli({"train", "qlora", dir + "/tiny", "--data", data, "--seq-len", "32", "--out", dir + "/run",
+                                 "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
+                                 "--eval-samples", "8", "--seed", "3"});
+    ASSERT_EQ(t.exit_code, 0) << t.err;
     NdArray ids = NdArray::zeros(DType::Int64, {2, 16});
     for (int64_t i = 0; i < 32; ++i) ids.as<int64_t>()[i] = (i * 37 + 11) % 128;
     write_npy(dir + "/ids.npy", ids);
-    const CliResult e = run_cli({"export", f.dir + "/run", "--as", "peft", "--out", dir + "/peft"});
+    const CliResult e = run_cli({"export", dir + "/run", "--as", "peft", "--out", dir + "/peft"});
     ASSERT_EQ(e.exit_code, 0) << e.err;
-    const CliResult base = run_cli({"lora", "logits", f.dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/base.npy",
+    const CliResult base = run_cli({"lora", "logits", dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/base.npy",
                                     "--base-only"});
     ASSERT_EQ(base.exit_code, 0) << base.err;
-    const CliResult adapted = run_cli({"lora", "logits", f.dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/adapted.npy"});
+    const CliResult adapted = run_cli({"lora", "logits", dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/adapted.npy"});
     ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
-    const std::string log = dir + "/peer.log";
-    const std::string cmd = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/app/lora_peft_peer.py' '" +
-                            kLoraModel + "' '" + dir + "/peft' '" + dir + "/ids.npy' '" + dir + "/base.npy' '" + dir +
-                            "/adapted.npy' >'" + log + "' 2>&1";
-    const int status = std::system(cmd.c_str());
-    const std::string out = slurp(log);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    const int rc = run_peer({dir + "/tiny", dir + "/peft", dir + "/ids.npy", dir + "/base.npy", dir + "/adapted.npy"}, out, dir);
+    EXPECT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("\nPASS"), std::string::npos) << out;
     std::printf("%s", out.c_str());
     fs::remove_all(dir);
@@ -111,14 +133,14 @@ TEST(CliLora, PeftWithABitsandbytesNf4BaseGivesQuantLabsLogits) {
 TEST(CliLora, PreviewExportsAndTheDoctorCatchTheMergeAndBaseFailureModes) {
     const LoraRunFixture& f = lora_run();
     const std::string dir = make_temp_dir();
-    const CliResult p = run_cli({"lora", "preview", f.dir + "/run", "--data", "synthetic:random-tokens", "--samples", "8", "--json"});
+    const CliResult p = run_cli({"lora", "preview", f.dir + "/run", "--data", f.data, "--seq-len", "32", "--samples", "16", "--json"});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     const json j = json::parse(p.out);
     EXPECT_EQ(j["layers"].size(), 14u);
     EXPECT_GT(j["codes_changed"].get<double>(), 0.0);
     EXPECT_LT(j["merged_fp"]["kl"].get<double>(), 1e-6);
     EXPECT_GT(j["merged_requantized"]["kl"].get<double>(), j["merged_fp"]["kl"].get<double>());
-    const CliResult text = run_cli({"lora", "preview", f.dir + "/run", "--data", "synthetic:random-tokens", "--samples", "8"});
+    const CliResult text = run_cli({"lora", "preview", f.dir + "/run", "--data", f.data, "--seq-len", "32", "--samples", "16"});
     EXPECT_NE(text.out.find("merged, re-quantized"), std::string::npos) << text.out;
     // Merged exports through the existing exporters; the Export Doctor passes them.
     for (const std::string as : {"merged-fp", "merged-fakequant"}) {
