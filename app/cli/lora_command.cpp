@@ -222,6 +222,8 @@ int run_lora(const std::vector<std::string>& args) {
     row("merged, re-quantized", r.merged_requantized);
     row("merged, full precision", r.merged_fp);
     std::printf("codes changed by the re-quantized merge: %.3f %% of the adapted layers' weights\n", 100 * r.codes_changed);
+    if (r.base_quantizes_inputs)
+        std::printf("(the base quantizes activations: the full-precision merge runs them in full precision too)\n");
     std::printf("%-48s %8s %10s %12s %12s\n", "layer", "format", "codes", "||sBA||/||W||", "lost/||sBA||");
     for (const MergeLayerCost& l : r.layers)
         std::printf("%-48s %8s %9.3f%% %12.3e %12.3f\n", l.module.c_str(), l.format.c_str(), 100 * l.codes_changed, l.update_norm,

@@ -569,6 +569,7 @@ LoraMergePreview run_lora_preview(const LoraPreviewRequest& req, JobSink& sink, 
     p.run = req.run;
     p.data = req.data;
     p.base_summary = reference.trained_on.summary();
+    for (const auto& l : reference.base.quantized->layers()) p.base_quantizes_inputs = p.base_quantizes_inputs || l->input_enabled();
     sink.progress(0, 3, "evaluate");
     p.adapted = evaluate(reference.base.model(), nullptr, data, options, quiet, cancel).overall;
     const std::vector<MergedLayer> rows = merge_adapters(*merged.base.quantized, *merged.adapters);
@@ -613,6 +614,7 @@ std::string lora_preview_json(const LoraMergePreview& p) {
                            {"merged_requantized", metrics(p.merged_requantized)},
                            {"merged_fp", metrics(p.merged_fp)},
                            {"codes_changed", p.codes_changed},
+                           {"base_quantizes_inputs", p.base_quantizes_inputs},
                            {"seconds", p.seconds},
                            {"layers", layers}})
                .dump(2) +

@@ -131,6 +131,9 @@ struct LoraMergePreview {
     EvalMetrics adapted, merged_requantized, merged_fp;  // kl / agreement: against the adapted model
     std::vector<MergeLayerCost> layers;
     double codes_changed = 0;   // over all adapted quantized layers, weighted by elements
+    // The base quantizes activations (W4A4 / W8A8 recipes): the full-precision merge runs them in
+    // full precision too, so its distance from the adapted model includes that.
+    bool base_quantizes_inputs = false;
     double seconds = 0;
 };
 LoraMergePreview run_lora_preview(const LoraPreviewRequest& request, JobSink& sink, const CancellationToken& cancel);
