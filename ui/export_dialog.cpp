@@ -229,9 +229,13 @@ void ExportDialog::startPreview() {
                 cell(2, m.kl ? QString::number(*m.kl, 'e', 2) : QStringLiteral("–"));
                 cell(3, m.agreement ? QStringLiteral("%1 %").arg(100 * *m.agreement, 0, 'f', 2) : QStringLiteral("–"));
             }
-            m_previewNote->setText(tr("Base: %1. The re-quantized merge changes %2 % of the adapted layers' codes.")
-                                       .arg(QString::fromStdString(p.base_summary))
-                                       .arg(100 * p.codes_changed, 0, 'f', 2));
+            QString note = tr("Base: %1. The re-quantized merge changes %2 % of the adapted layers' codes.")
+                               .arg(QString::fromStdString(p.base_summary))
+                               .arg(100 * p.codes_changed, 0, 'f', 2);
+            if (p.base_quantizes_inputs)
+                note += tr(" The base also quantizes activations: the full-precision merge runs them in full precision, "
+                           "so its KL includes that change too.");
+            m_previewNote->setText(note);
             std::vector<MergeLayerCost> layers = p.layers;
             std::stable_sort(layers.begin(), layers.end(),
                              [](const MergeLayerCost& a, const MergeLayerCost& b) { return a.codes_changed > b.codes_changed; });

@@ -39,7 +39,7 @@ constexpr QuickStart kQuickStarts[] = {
     {"NVFP4 PTQ", "NVFP4_DEFAULT", RunSetup::Method::Ptq},
     {"NVFP4 QAT", "NVFP4_DEFAULT", RunSetup::Method::Qat},
     {"NVFP4 QAD", "NVFP4_DEFAULT", RunSetup::Method::Qad},
-    {"QLoRA (NF4)", "NF4", RunSetup::Method::Lora},
+    {"NF4 LoRA", "NF4", RunSetup::Method::Lora},
     {"MXFP4 PTQ", "MXFP4", RunSetup::Method::Ptq},
     {"INT4 AWQ", "INT4_AWQ", RunSetup::Method::Ptq},
     {"FP8 PTQ", "FP8_DEFAULT", RunSetup::Method::Ptq},

@@ -30,7 +30,7 @@ TEST(RecipeEditor, LoraMethodShowsTheAdapterFieldsAndTheFrozenBase) {
     auto* lora = editor.findChild<QGroupBox*>(QStringLiteral("loraGroup"));
     ASSERT_NE(lora, nullptr);
     EXPECT_TRUE(lora->isHidden());
-    ASSERT_TRUE(editor.applyQuickStart(QStringLiteral("QLoRA (NF4)")));
+    ASSERT_TRUE(editor.applyQuickStart(QStringLiteral("NF4 LoRA")));
     EXPECT_EQ(editor.method(), RunSetup::Method::Lora);
     EXPECT_FALSE(lora->isHidden());
     EXPECT_NE(editor.findChild<QLabel*>(QStringLiteral("loraBase"))->text().indexOf(QStringLiteral("NF4")), -1);
