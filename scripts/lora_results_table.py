@@ -51,8 +51,8 @@ def main():
            ("LoRA on the FP base", "lora-fp"), ("full fine-tuning", "full")]
     print(f"\n### Fine-tuning on train.txt ({len(seeds)} seeds; perplexity on eval.txt, transformers' windows)\n")
     print("| method | trainable parameters | ppl before | ppl after | train s | init s | merge: codes changed % "
-          "| merged re-quantized ppl | merged FP ppl | KL(adapted ‖ re-quantized) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| preview: adapted ppl | merged re-quantized ppl | merged FP ppl | KL(adapted ‖ re-quantized) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     fp_ppl = None
     for label, name in sft:
         runs = load(work, name, seeds)
@@ -64,10 +64,14 @@ def main():
                  ci([r["after"]["ppl"] for r in runs]), ci([r["seconds"] for r in runs]),
                  ci([r.get("init_seconds") for r in runs]),
                  ci([100 * p["codes_changed"] for p in pv]) if pv else "–",
+                 ci([p["adapted"]["ppl"] for p in pv]) if pv else "–",
                  ci([p["merged_requantized"]["ppl"] for p in pv]) if pv else "–",
                  ci([p["merged_fp"]["ppl"] for p in pv]) if pv else "–",
                  ci([p["merged_requantized"]["kl"] for p in pv]) if pv else "–"]
         print("| " + " | ".join(cells) + " |")
+    print("\nppl before / after: the run's own evaluation (the validation split of eval.txt, as training reports "
+          "it); the preview columns: `quantlab-cli lora preview` on the first windows of the whole eval.txt, so "
+          "compare the merged models with the preview's adapted model, not with \"ppl after\".")
     if fp_ppl:
         print(f"\nThe dequantized Q4_1 model (the FP base) before any training: perplexity {fp_ppl:.4f}.")
     loftq = load(work, "qlora-loftq", seeds)
