@@ -422,6 +422,7 @@ TEST(LoraTraining, PreviewExportAndDoctorOfARun) {
     EXPECT_LT(*pv.merged_fp.kl, 1e-6);   // the full-precision merge is the adapted model, to float rounding
     EXPECT_GT(*pv.merged_requantized.kl, *pv.merged_fp.kl);
     EXPECT_NEAR(pv.merged_fp.loss, pv.adapted.loss, 1e-5);
+    EXPECT_FALSE(pv.base_quantizes_inputs);  // NF4 quantizes weights only
     // Exports: the PEFT folder, the merged FP folder, merged and re-quantized as fake-quant.
     for (const std::string as : {"peft", "merged-fp", "merged-fakequant"}) {
         LoraExportRequest e;
@@ -446,6 +447,30 @@ TEST(LoraTraining, PreviewExportAndDoctorOfARun) {
     EXPECT_EQ(bad.findings[0].check, "adapter-base");
     EXPECT_NE(bad.findings[0].problem.find("double quant on -> off"), std::string::npos) << bad.findings[0].problem;
     EXPECT_NE(bad.findings[0].problem.find("measured drift"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(LoraTraining, ThePreviewSaysWhenTheBaseAlsoQuantizesActivations) {
+    // NVFP4_DEFAULT is W4A4: the full-precision merge then runs the activations in full precision
+    // too, so its KL against the adapted model is not the merge's alone (the preview says so).
+    const std::string dir = lora_temp_dir();
+    LoraTrainRequest req = tiny_qlora(dir + "/run");
+    req.method = "lora";
+    req.recipe = "NVFP4_DEFAULT";
+    req.steps = 2;
+    req.dropout = 0;
+    NullJobSink quiet;
+    CancellationToken go;
+    run_lora_training(req, quiet, go);
+    LoraPreviewRequest p;
+    p.run = dir + "/run";
+    p.data = req.data;
+    p.sequence_length = 32;
+    p.samples = 4;
+    const LoraMergePreview pv = run_lora_preview(p, quiet, go);
+    EXPECT_TRUE(pv.base_quantizes_inputs);
+    ASSERT_TRUE(pv.merged_fp.kl);
+    EXPECT_GT(*pv.merged_fp.kl, 1e-6);  // unlike a weight-only base, where it is float rounding
     fs::remove_all(dir);
 }
 
