@@ -15,7 +15,16 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/api/lora_api.h"
+#include "ui/background_call.h"
 
 namespace ql {
 namespace {
@@ -41,6 +50,19 @@ constexpr Kind kKinds[] = {
      "One self-contained HTML file with the model, recipe, metrics, curves, per-layer errors and environment, plus "
      "metrics.csv and recipe.json."},
 };
+// A LoRA run's exports (engine/api/lora_api.h run_lora_export).
+constexpr Kind kLoraKinds[] = {
+    {"peft", "PEFT adapter",
+     "adapter_config.json and adapter_model.safetensors as PEFT loads them onto transformers' model of the base "
+     "(for QLoRA a bitsandbytes NF4 base): the base stays quantized, nothing is merged."},
+    {"merged-fp", "Merged, full precision (HF folder)",
+     "The base dequantized plus the adapter's update: exactly what was trained, at 16/32 bits a weight."},
+    {"merged-hf-modelopt", "Merged, re-quantized (Model Optimizer HF checkpoint)",
+     "The merged weights quantized again in the base's format: the size of the base, at the cost the preview shows."},
+    {"merged-gguf", "Merged, re-quantized (GGUF)", "The merged weights as a llama.cpp GGUF file."},
+    {"merged-fakequant", "Merged, re-quantized (fake-quantized HF checkpoint)",
+     "The merged weights on the base's grid, dequantized, in the model's own layout."},
+};
 // Every model export is checked by the Export Doctor before it is renamed into place.
 
 }  // namespace
@@ -51,19 +73,67 @@ ExportDialog::ExportDialog(const QString& runLabel, const QString& baseFolder, Q
     auto* layout = new QVBoxLayout(this);
     m_kinds = new QButtonGroup(this);
     int i = 0;
-    for (const Kind& k : kKinds) {
+    const auto addKind = [&](const Kind& k, bool lora) {
         auto* radio = new QRadioButton(tr(k.title), this);
         radio->setObjectName(QStringLiteral("export:%1").arg(QString::fromLatin1(k.id)));
         radio->setProperty("kind", QString::fromLatin1(k.id));
+        radio->setProperty("lora", lora);
         auto* text = new QLabel(tr(k.description), this);
         text->setWordWrap(true);
         text->setIndent(24);
         text->setStyleSheet(QStringLiteral("color: palette(mid);"));
+        radio->setProperty("description", QVariant::fromValue(static_cast<QObject*>(text)));
         layout->addWidget(radio);
         layout->addWidget(text);
+        radio->setVisible(!lora);
+        text->setVisible(!lora);
         m_kinds->addButton(radio, i++);
-    }
+    };
+    for (const Kind& k : kKinds) addKind(k, false);
+    for (const Kind& k : kLoraKinds) addKind(k, true);
     m_kinds->button(0)->setChecked(true);
+
+    // The merge-cost preview (LoRA runs only).
+    auto* preview = new QGroupBox(tr("Merge preview: what merging the adapter costs"), this);
+    preview->setObjectName(QStringLiteral("mergePreview"));
+    m_preview = preview;
+    auto* pv = new QVBoxLayout(preview);
+    auto* dataRow = new QHBoxLayout;
+    m_previewData = new QLineEdit(preview);
+    m_previewData->setObjectName(QStringLiteral("previewData"));
+    m_previewData->setToolTip(tr("Evaluation data for the preview (docs/DATA.md): the run's own eval data by default."));
+    m_previewButton = new QPushButton(tr("Preview"), preview);
+    m_previewButton->setObjectName(QStringLiteral("previewButton"));
+    dataRow->addWidget(new QLabel(tr("On"), preview));
+    dataRow->addWidget(m_previewData, 1);
+    dataRow->addWidget(m_previewButton);
+    pv->addLayout(dataRow);
+    m_previewTable = new QTableWidget(3, 4, preview);
+    m_previewTable->setObjectName(QStringLiteral("previewTable"));
+    m_previewTable->setHorizontalHeaderLabels({tr("loss"), tr("perplexity"), tr("KL vs adapted"), tr("top-1 agreement")});
+    m_previewTable->setVerticalHeaderLabels({tr("base + adapter (trained)"), tr("merged, re-quantized"), tr("merged, full precision")});
+    m_previewTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_previewTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_previewTable->setFixedHeight(m_previewTable->verticalHeader()->length() + m_previewTable->horizontalHeader()->height() + 4);
+    pv->addWidget(m_previewTable);
+    m_previewNote = new QLabel(tr("Press Preview to compare the three on the data."), preview);
+    m_previewNote->setObjectName(QStringLiteral("previewNote"));
+    m_previewNote->setWordWrap(true);
+    pv->addWidget(m_previewNote);
+    m_previewLayers = new QTableWidget(0, 4, preview);
+    m_previewLayers->setObjectName(QStringLiteral("previewLayers"));
+    m_previewLayers->setHorizontalHeaderLabels({tr("layer"), tr("codes changed"), tr("|sBA| / |W|"), tr("update lost")});
+    m_previewLayers->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_previewLayers->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_previewLayers->verticalHeader()->setVisible(false);
+    m_previewLayers->setMinimumHeight(140);
+    m_previewLayers->setToolTip(tr("Per adapted layer, most changed first: the fraction of its codes the re-quantized merge "
+                                   "moves, the update's size relative to the weight, and how much of the update the "
+                                   "re-quantization loses or distorts (|Q(W + sBA) - (W + sBA)| / |sBA|)."));
+    pv->addWidget(m_previewLayers);
+    layout->addWidget(preview);
+    preview->setVisible(false);
+    connect(m_previewButton, &QPushButton::clicked, this, &ExportDialog::startPreview);
     auto* form = new QFormLayout;
     m_ggufType = new QComboBox(this);
     m_ggufType->setObjectName(QStringLiteral("ggufType"));
@@ -111,7 +181,76 @@ ExportDialog::ExportDialog(const QString& runLabel, const QString& baseFolder, Q
 
 QString ExportDialog::proposedPath(const QString& base, const QString& kind, const QString& ggufType) {
     if (kind == QLatin1String("gguf")) return QDir(base).filePath(QStringLiteral("model-%1.gguf").arg(ggufType));
+    if (kind == QLatin1String("merged-gguf")) return QDir(base).filePath(QStringLiteral("merged-%1.gguf").arg(ggufType));
     return QDir(base).filePath(QStringLiteral("export-%1").arg(kind));
+}
+
+void ExportDialog::setLoraRun(const QString& runFolder, const QString& previewData) {
+    m_loraRun = runFolder;
+    for (QAbstractButton* b : m_kinds->buttons()) {
+        const bool show = b->property("lora").toBool();
+        b->setVisible(show);
+        if (auto* text = qobject_cast<QWidget*>(b->property("description").value<QObject*>())) text->setVisible(show);
+    }
+    setKind(QStringLiteral("peft"));
+    m_previewData->setText(previewData);
+    m_preview->setVisible(true);
+    resize(640, sizeHint().height());
+}
+
+void ExportDialog::startPreview() {
+    if (m_loraRun.isEmpty()) return;
+    LoraPreviewRequest req;
+    req.run = m_loraRun.toStdString();
+    req.data = m_previewData->text().trimmed().toStdString();
+    m_previewButton->setEnabled(false);
+    m_previewNote->setText(tr("Computing: the adapted model, the merged model re-quantized and in full precision …"));
+    backgroundCall<LoraMergePreview>(
+        this,
+        [req] {
+            NullJobSink sink;
+            CancellationToken cancel;
+            return run_lora_preview(req, sink, cancel);
+        },
+        [this](const std::optional<LoraMergePreview>& result, const QString& error) {
+            m_previewButton->setEnabled(true);
+            if (!result) {
+                m_previewNote->setText(tr("The preview failed: %1").arg(error));
+                emit previewFinished(false);
+                return;
+            }
+            const LoraMergePreview& p = *result;
+            const EvalMetrics* rows[] = {&p.adapted, &p.merged_requantized, &p.merged_fp};
+            for (int r = 0; r < 3; ++r) {
+                const EvalMetrics& m = *rows[r];
+                const auto cell = [&](int c, const QString& text) { m_previewTable->setItem(r, c, new QTableWidgetItem(text)); };
+                cell(0, QString::number(m.loss, 'f', 4));
+                cell(1, m.ppl ? QString::number(*m.ppl, 'f', 3) : QStringLiteral("–"));
+                cell(2, m.kl ? QString::number(*m.kl, 'e', 2) : QStringLiteral("–"));
+                cell(3, m.agreement ? QStringLiteral("%1 %").arg(100 * *m.agreement, 0, 'f', 2) : QStringLiteral("–"));
+            }
+            QString note = tr("Base: %1. The re-quantized merge changes %2 % of the adapted layers' codes.")
+                               .arg(QString::fromStdString(p.base_summary))
+                               .arg(100 * p.codes_changed, 0, 'f', 2);
+            if (p.base_quantizes_inputs)
+                note += tr(" The base also quantizes activations: the full-precision merge runs them in full precision, "
+                           "so its KL includes that change too.");
+            m_previewNote->setText(note);
+            std::vector<MergeLayerCost> layers = p.layers;
+            std::stable_sort(layers.begin(), layers.end(),
+                             [](const MergeLayerCost& a, const MergeLayerCost& b) { return a.codes_changed > b.codes_changed; });
+            m_previewLayers->setRowCount(static_cast<int>(layers.size()));
+            for (int r = 0; r < static_cast<int>(layers.size()); ++r) {
+                const MergeLayerCost& l = layers[static_cast<size_t>(r)];
+                m_previewLayers->setItem(r, 0, new QTableWidgetItem(QString::fromStdString(l.module)));
+                m_previewLayers->setItem(r, 1, new QTableWidgetItem(QStringLiteral("%1 %").arg(100 * l.codes_changed, 0, 'f', 2)));
+                m_previewLayers->setItem(r, 2, new QTableWidgetItem(QString::number(l.update_norm, 'e', 2)));
+                m_previewLayers->setItem(r, 3, new QTableWidgetItem(QStringLiteral("%1 %").arg(100 * l.requant_error, 0, 'f', 1)));
+            }
+            m_previewLayers->resizeColumnsToContents();
+            m_previewLayers->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+            emit previewFinished(true);
+        });
 }
 
 void ExportDialog::setKind(const QString& kind) {
@@ -130,7 +269,7 @@ ExportChoice ExportDialog::choice() const {
 
 void ExportDialog::updateFields() {
     const ExportChoice c = choice();
-    m_ggufType->setEnabled(c.kind == QLatin1String("gguf"));
+    m_ggufType->setEnabled(c.kind == QLatin1String("gguf") || c.kind == QLatin1String("merged-gguf"));
     if (!m_outEdited) m_out->setText(proposedPath(m_base, c.kind, c.ggufType));
     m_note->setText(QFileInfo::exists(m_out->text()) ? tr("%1 exists already.").arg(m_out->text()) : QString());
 }

@@ -39,6 +39,7 @@ constexpr QuickStart kQuickStarts[] = {
     {"NVFP4 PTQ", "NVFP4_DEFAULT", RunSetup::Method::Ptq},
     {"NVFP4 QAT", "NVFP4_DEFAULT", RunSetup::Method::Qat},
     {"NVFP4 QAD", "NVFP4_DEFAULT", RunSetup::Method::Qad},
+    {"NF4 LoRA", "NF4", RunSetup::Method::Lora},
     {"MXFP4 PTQ", "MXFP4", RunSetup::Method::Ptq},
     {"INT4 AWQ", "INT4_AWQ", RunSetup::Method::Ptq},
     {"FP8 PTQ", "FP8_DEFAULT", RunSetup::Method::Ptq},
@@ -106,9 +107,12 @@ void RecipeEditor::buildUi() {
     m_method->addItem(tr("PTQ — post-training quantization"), static_cast<int>(RunSetup::Method::Ptq));
     m_method->addItem(tr("QAT — quantization-aware training"), static_cast<int>(RunSetup::Method::Qat));
     m_method->addItem(tr("QAD — distillation from the FP teacher"), static_cast<int>(RunSetup::Method::Qad));
+    m_method->addItem(tr("LoRA / QLoRA — adapters on the frozen quantized base"), static_cast<int>(RunSetup::Method::Lora));
     m_method->setToolTip(tr("PTQ calibrates and rounds, no training. QAT fine-tunes the quantized model on the task loss "
                             "with straight-through gradients. QAD trains it to match the full-precision teacher's "
-                            "output distribution (KL loss): more robust to the choice of data (QAT.md)."));
+                            "output distribution (KL loss): more robust to the choice of data (QAT.md). LoRA trains "
+                            "low-rank adapters beside the layers of the base the recipe quantizes, which stays frozen "
+                            "(QLoRA: an NF4 base; docs/TRAINING.md \"LoRA and QLoRA\")."));
     form->addRow(tr("Method"), m_method);
 
     m_weightFormat = new QComboBox(recipeBox);
@@ -251,6 +255,54 @@ void RecipeEditor::buildUi() {
     form->addRow(tr("Layer overrides"), m_overrides);
     layout->addWidget(recipeBox);
 
+    m_lora = new QGroupBox(tr("LoRA adapter"), body);
+    m_lora->setObjectName(QStringLiteral("loraGroup"));
+    auto* lform = new QFormLayout(m_lora);
+    m_loraBase = new QLabel(m_lora);
+    m_loraBase->setObjectName(QStringLiteral("loraBase"));
+    m_loraBase->setWordWrap(true);
+    m_loraBase->setToolTip(tr("The frozen base: the model quantized by the recipe above (its weight format). It never "
+                              "changes; only the adapters train."));
+    lform->addRow(tr("Base"), m_loraBase);
+    m_loraRank = new QSpinBox(m_lora);
+    m_loraRank->setObjectName(QStringLiteral("loraRank"));
+    m_loraRank->setRange(1, 4096);
+    m_loraRank->setValue(8);
+    m_loraRank->setToolTip(tr("r: the adapters' rank (A is r x in, B is out x r)."));
+    lform->addRow(tr("Rank"), m_loraRank);
+    m_loraAlpha = new QDoubleSpinBox(m_lora);
+    m_loraAlpha->setObjectName(QStringLiteral("loraAlpha"));
+    m_loraAlpha->setRange(0.01, 100000.0);
+    m_loraAlpha->setValue(16.0);
+    m_loraAlpha->setToolTip(tr("lora_alpha: the update is scaled by alpha / r (PEFT's convention)."));
+    lform->addRow(tr("Alpha"), m_loraAlpha);
+    m_loraDropout = new QDoubleSpinBox(m_lora);
+    m_loraDropout->setObjectName(QStringLiteral("loraDropout"));
+    m_loraDropout->setRange(0.0, 0.95);
+    m_loraDropout->setSingleStep(0.05);
+    m_loraDropout->setToolTip(tr("Dropout on the adapters' input while training."));
+    lform->addRow(tr("Dropout"), m_loraDropout);
+    m_loraTargets = new QLineEdit(QStringLiteral("all-linear"), m_lora);
+    m_loraTargets->setObjectName(QStringLiteral("loraTargets"));
+    m_loraTargets->setToolTip(tr("Comma-separated module names or globs (q_proj,v_proj or *mlp*); all-linear = every Linear "
+                                 "layer but the output head, as PEFT's."));
+    lform->addRow(tr("Targets"), m_loraTargets);
+    m_loraInit = new QComboBox(m_lora);
+    m_loraInit->setObjectName(QStringLiteral("loraInit"));
+    m_loraInit->addItem(tr("default (B = 0, as PEFT)"), QStringLiteral("default"));
+    m_loraInit->addItem(tr("LoftQ (Q + sBA ≈ W)"), QStringLiteral("loftq"));
+    m_loraInit->setToolTip(tr("LoftQ alternates quantizing the base and a rank-r SVD of the residual, so training starts "
+                              "closer to the full-precision weights."));
+    lform->addRow(tr("Init"), m_loraInit);
+    m_loraLoss = new QComboBox(m_lora);
+    m_loraLoss->setObjectName(QStringLiteral("loraLoss"));
+    m_loraLoss->addItem(tr("SFT (task loss)"), QStringLiteral("sft"));
+    m_loraLoss->addItem(tr("KL to the FP model (LoRA-QAD)"), QStringLiteral("kl"));
+    m_loraLoss->setToolTip(tr("SFT fine-tunes on the data; KL distils the full-precision model into the adapters, "
+                              "recovering what quantizing the base lost."));
+    lform->addRow(tr("Loss"), m_loraLoss);
+    layout->addWidget(m_lora);
+
     m_training = new QGroupBox(tr("Training"), body);
     auto* tform = new QFormLayout(m_training);
     m_trainData = new QLineEdit(QStringLiteral("synthetic:arith"), m_training);
@@ -367,13 +419,14 @@ void RecipeEditor::buildUi() {
         updateMethodFields();
         recompose();
     });
-    for (QComboBox* c : {m_weightFormat, m_granularity, m_inputFormat, m_algorithm, m_schedule, m_kvCache, m_rotation})
+    for (QComboBox* c : {m_weightFormat, m_granularity, m_inputFormat, m_algorithm, m_schedule, m_kvCache, m_rotation,
+                         m_loraInit, m_loraLoss})
         connect(c, &QComboBox::currentIndexChanged, this, &RecipeEditor::recompose);
-    for (QSpinBox* s : {m_groupSize, m_calibrationSamples, m_steps, m_batch, m_warmup, m_fpSteps, m_evalEvery, m_seed})
+    for (QSpinBox* s : {m_groupSize, m_calibrationSamples, m_steps, m_batch, m_warmup, m_fpSteps, m_evalEvery, m_seed, m_loraRank})
         connect(s, &QSpinBox::valueChanged, this, &RecipeEditor::recompose);
-    for (QDoubleSpinBox* s : {m_alpha, m_lr, m_temperature, m_ceWeight})
+    for (QDoubleSpinBox* s : {m_alpha, m_lr, m_temperature, m_ceWeight, m_loraAlpha, m_loraDropout})
         connect(s, &QDoubleSpinBox::valueChanged, this, &RecipeEditor::recompose);
-    for (QLineEdit* e : {m_calibration, m_trainData, m_evalData, m_evalPairs})
+    for (QLineEdit* e : {m_calibration, m_trainData, m_evalData, m_evalPairs, m_loraTargets})
         connect(e, &QLineEdit::textChanged, this, &RecipeEditor::recompose);
     connect(m_lsq, &QCheckBox::toggled, this, &RecipeEditor::recompose);
 }
@@ -477,7 +530,8 @@ void RecipeEditor::onPresetChanged() {
 void RecipeEditor::updateMethodFields() {
     const RunSetup::Method m = method();
     m_training->setVisible(m != RunSetup::Method::Ptq);
-    m_temperature->setEnabled(m == RunSetup::Method::Qad);
+    m_lora->setVisible(m == RunSetup::Method::Lora);
+    m_temperature->setEnabled(m == RunSetup::Method::Qad || m == RunSetup::Method::Lora);
     m_ceWeight->setEnabled(m == RunSetup::Method::Qad);
     m_fpSteps->setEnabled(m == RunSetup::Method::Qat);
     // BF16 autocast exists for training on CUDA only (train --precision refuses it elsewhere).
@@ -538,6 +592,8 @@ void RecipeEditor::recompose() {
         m_problem = QString::fromUtf8(e.what());
     }
     m_jsonView->setPlainText(m_problem.isEmpty() ? m_json : m_problem);
+    const QString format = c.weightFormat.isEmpty() ? tr("the %1 preset's weight format").arg(preset()) : c.weightFormat;
+    m_loraBase->setText(tr("the model quantized by this recipe (%1), frozen").arg(format));
     updatePlanner();
     emit changed();
 }
@@ -613,6 +669,12 @@ RunSetup RecipeEditor::setup() const {
     s.seed = static_cast<quint64>(m_seed->value());
     s.device = m_device->currentText();
     s.precision = m_precision->isEnabled() ? m_precision->currentData().toString() : QStringLiteral("fp32");
+    s.loraRank = m_loraRank->value();
+    s.loraAlpha = m_loraAlpha->value();
+    s.loraDropout = m_loraDropout->value();
+    s.loraTargets = m_loraTargets->text().trimmed();
+    s.loraInit = m_loraInit->currentData().toString();
+    s.loraLoss = m_loraLoss->currentData().toString();
     if (s.calibration.isEmpty()) throw std::runtime_error(tr("Calibration data is empty: give a text file or a spec (docs/DATA.md).").toStdString());
     if (s.method != RunSetup::Method::Ptq && s.trainData.isEmpty())
         throw std::runtime_error(tr("Training data is empty: give a text file or a spec (docs/DATA.md).").toStdString());

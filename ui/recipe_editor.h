@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The recipe editor: a preset, the method (PTQ, QAT, QAD), the format and its granularity, the PTQ
+// The recipe editor: a preset, the method (PTQ, QAT, QAD, LoRA / QLoRA on the recipe's frozen base), the format and its granularity, the PTQ
 // algorithm, calibration, the training hyper-parameters with the QAT planner's suggestion beside
 // the step count, and per-layer format overrides that the model panel sets (mixed precision).
 // Every field has a default that runs and a tooltip that says what it does. Produces a RunSetup.
@@ -120,6 +120,14 @@ private:
     QDoubleSpinBox* m_ceWeight = nullptr;
     QCheckBox* m_lsq = nullptr;
     QSpinBox* m_seed = nullptr;
+    QGroupBox* m_lora = nullptr;
+    QSpinBox* m_loraRank = nullptr;
+    QDoubleSpinBox* m_loraAlpha = nullptr;
+    QDoubleSpinBox* m_loraDropout = nullptr;
+    QLineEdit* m_loraTargets = nullptr;
+    QComboBox* m_loraInit = nullptr;
+    QComboBox* m_loraLoss = nullptr;
+    QLabel* m_loraBase = nullptr;
     QLabel* m_overrides = nullptr;
     QLabel* m_validation = nullptr;
     QPlainTextEdit* m_jsonView = nullptr;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "engine/api/eval_api.h"
+#include "engine/api/lora_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/api/train_api.h"
 
@@ -61,9 +62,51 @@ TrainRequest trainRequest(const RunSetup& s, const QString& model, const QString
     return r;
 }
 
+// LoRA: adapters on the frozen base the recipe quantizes (engine/api/lora_api.h).
+LoraTrainRequest loraRequest(const RunSetup& s, const QString& model, const QString& recipeFile, const QString& outDir) {
+    LoraTrainRequest r;
+    r.method = "lora";
+    r.model = model.toStdString();
+    r.recipe = recipeFile.toStdString();
+    r.data = s.trainData.toStdString();
+    r.eval_data = s.evalData.toStdString();
+    r.calibration = s.calibration.toStdString();
+    r.calibration_samples = s.calibrationSamples;
+    r.out_dir = outDir.toStdString();
+    r.loss = s.loraLoss.toStdString();
+    r.rank = s.loraRank;
+    r.alpha = s.loraAlpha;
+    r.dropout = s.loraDropout;
+    r.targets = s.loraTargets.toStdString();
+    r.init = s.loraInit.toStdString();
+    r.steps = s.steps;
+    r.batch_size = s.batchSize;
+    r.eval_every = s.evalEvery;
+    r.eval_samples = s.evalSamples;
+    r.checkpoint_every = std::max<qint64>(50, s.steps / 10);
+    r.lr = s.lr;
+    r.schedule = s.schedule.toStdString();
+    r.warmup_steps = s.warmupSteps;
+    r.final_lr_fraction = s.finalLrFraction;
+    r.temperature = s.temperature;
+    r.seed = s.seed;
+    r.device = s.device.toStdString();
+    return r;
+}
+
 LaunchPlan trainingPlan(const RunSetup& s, const QString& model, const QString& recipeFile, const QString& outDir,
                         bool resume) {
     LaunchPlan plan;
+    if (s.method == RunSetup::Method::Lora) {
+        LoraTrainRequest req = loraRequest(s, model, recipeFile, outDir);
+        req.resume = resume;
+        req.force = !resume;
+        plan.title = QStringLiteral("LoRA %1").arg(s.recipeName);
+        plan.job = [req](JobSink& sink, const CancellationToken& cancel) { run_lora_training(req, sink, cancel); };
+        plan.outDir = outDir;
+        plan.device = computeDeviceText(s);
+        return plan;
+    }
     TrainRequest req = trainRequest(s, model, recipeFile, outDir);
     req.resume = resume;
     req.force = !resume;
@@ -152,7 +195,9 @@ QString runModelFolder(const QString& kind, const QString& configJson) {
     const QJsonObject config = QJsonDocument::fromJson(configJson.toUtf8()).object();
     const QString out = config.value(QStringLiteral("out")).toString();
     if (out.isEmpty()) return {};
-    // ptq writes the checkpoint into its out folder; train into out/model.
+    // ptq writes the checkpoint into its out folder; train into out/model; a LoRA run is exported from
+    // its run folder (adapter and base record).
+    if (kind == QLatin1String("lora") || kind == QLatin1String("qlora")) return out;
     return kind == QLatin1String("ptq") ? out : QDir(out).filePath(QStringLiteral("model"));
 }
 

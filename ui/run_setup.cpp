@@ -7,6 +7,7 @@ QString methodName(RunSetup::Method m) {
     switch (m) {
         case RunSetup::Method::Qat: return QStringLiteral("qat");
         case RunSetup::Method::Qad: return QStringLiteral("qad");
+        case RunSetup::Method::Lora: return QStringLiteral("lora");
         case RunSetup::Method::Ptq: break;
     }
     return QStringLiteral("ptq");
@@ -41,6 +42,12 @@ QJsonObject toJson(const RunSetup& s) {
         {QStringLiteral("seed"), static_cast<qint64>(s.seed)},
         {QStringLiteral("device"), s.device},
         {QStringLiteral("precision"), s.precision},
+        {QStringLiteral("rank"), s.loraRank},
+        {QStringLiteral("alpha"), s.loraAlpha},
+        {QStringLiteral("dropout"), s.loraDropout},
+        {QStringLiteral("targets"), s.loraTargets},
+        {QStringLiteral("init"), s.loraInit},
+        {QStringLiteral("loss"), s.loraLoss},
     };
 }
 
@@ -51,6 +58,7 @@ RunSetup runSetupFromJson(const QJsonObject& o) {
                                                            : o.value(QStringLiteral("mode")).toString();
     s.method = m == QLatin1String("qat") ? RunSetup::Method::Qat
                : m == QLatin1String("qad") ? RunSetup::Method::Qad
+               : (m == QLatin1String("lora") || m == QLatin1String("qlora")) ? RunSetup::Method::Lora
                                            : RunSetup::Method::Ptq;
     s.presetName = o.value(QStringLiteral("preset")).toString();
     s.recipeName = o.value(QStringLiteral("recipe_name")).toString();
@@ -76,6 +84,12 @@ RunSetup runSetupFromJson(const QJsonObject& o) {
     s.device = o.value(QStringLiteral("device")).toString(QStringLiteral("cpu"));
     // quantlab-cli train records "precision" too; runs before the choice trained in float32.
     s.precision = o.value(QStringLiteral("precision")).toString(QStringLiteral("fp32"));
+    s.loraRank = o.value(QStringLiteral("rank")).toInteger(s.loraRank);
+    s.loraAlpha = o.value(QStringLiteral("alpha")).toDouble(s.loraAlpha);
+    s.loraDropout = o.value(QStringLiteral("dropout")).toDouble(s.loraDropout);
+    s.loraTargets = o.value(QStringLiteral("targets")).toString(s.loraTargets);
+    s.loraInit = o.value(QStringLiteral("init")).toString(s.loraInit);
+    s.loraLoss = o.value(QStringLiteral("loss")).toString(s.loraLoss);
     return s;
 }
 

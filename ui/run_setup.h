@@ -9,7 +9,8 @@
 namespace ql {
 
 struct RunSetup {
-    enum class Method { Ptq, Qat, Qad };
+    // Lora: adapters trained on the frozen base the recipe quantizes (QLoRA with an NF4 recipe).
+    enum class Method { Ptq, Qat, Qad, Lora };
     Method method = Method::Ptq;
     QString presetName;          // the preset the recipe started from
     QString recipeName;          // shown in the project ("NVFP4_DEFAULT", "NVFP4_DEFAULT+overrides")
@@ -29,12 +30,18 @@ struct RunSetup {
     // QAT/QAD on a GPU: "bf16" autocasts the matmuls with float32 master weights (train --precision);
     // the CPU trains in "fp32" only.
     QString precision = QStringLiteral("fp32");
+    // LoRA (docs/TRAINING.md "LoRA and QLoRA"): the adapter on the recipe's frozen base.
+    qint64 loraRank = 8;
+    double loraAlpha = 16, loraDropout = 0;
+    QString loraTargets = QStringLiteral("all-linear");
+    QString loraInit = QStringLiteral("default");  // default | loftq
+    QString loraLoss = QStringLiteral("sft");      // sft | kl (LoRA-QAD)
 };
 
 // Where a run computes, for the status bar: "cpu", "cuda:0", "cuda:0 · BF16".
 QString computeDeviceText(const RunSetup& s);
 
-QString methodName(RunSetup::Method m);  // "ptq", "qat", "qad"
+QString methodName(RunSetup::Method m);  // "ptq", "qat", "qad", "lora"
 
 }  // namespace ql
 

@@ -3,6 +3,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTimer>
@@ -10,6 +12,7 @@
 
 #include "engine/api/demo_api.h"
 #include "engine/api/export_api.h"
+#include "engine/api/lora_api.h"
 #include "engine/api/model_api.h"
 #include "projects/project_file.h"
 #include "ui/background_call.h"
@@ -350,8 +353,34 @@ bool Workbench::exportRun(qint64 runId, const std::optional<ExportChoice>& given
         choice = *given;
     } else {
         ExportDialog dialog(QStringLiteral("#%1 %2").arg(runId).arg(run->name), QFileInfo(model).absolutePath(), m_parentWidget);
+        if (is_lora_run(model.toStdString())) {
+            // The merge preview evaluates on the run's own held-out data.
+            const QJsonObject config = QJsonDocument::fromJson(run->configJson.toUtf8()).object();
+            const QString data = config.value(QStringLiteral("eval_data")).toString();
+            dialog.setLoraRun(model, data.isEmpty() ? config.value(QStringLiteral("data")).toString() : data);
+        }
         if (dialog.exec() != QDialog::Accepted) return false;
         choice = dialog.choice();
+    }
+    if (is_lora_run(model.toStdString())) {
+        const LoraExportRequest lora{model.toStdString(), choice.kind.toStdString(), choice.out.toStdString(), choice.force,
+                                     choice.ggufType.toStdString(), "cpu"};
+        const QString project = m_project;
+        auto doctor = std::make_shared<DoctorReport>();
+        return m_runner->start(
+            tr("Export %1").arg(choice.kind),
+            [lora, doctor](JobSink& sink, const CancellationToken& cancel) { *doctor = run_lora_export(lora, sink, cancel).doctor; },
+            std::nullopt, {}, [this, project, runId, choice, doctor] {
+                m_lastExportDoctor = *doctor;
+                try {
+                    auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadWrite);
+                    file.add_artifact(runId, choice.kind.toStdString(), choice.out.toStdString());
+                } catch (const std::exception& e) {
+                    report(tr("Exported, but the project could not record it: %1").arg(QString::fromUtf8(e.what())));
+                }
+                info(tr("Exported run %1 as %2 to %3").arg(runId).arg(choice.kind, choice.out));
+                emit exportFinished(choice.out);
+            });
     }
     ExportRequest req;
     req.model = model.toStdString();

@@ -41,6 +41,7 @@ Command experiment_command();
 Command embed_command();
 Command whatif_command();
 Command recipe_command();
+Command lora_command();
 
 // Every command, in help order.
 const std::vector<Command>& all_commands();

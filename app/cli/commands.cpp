@@ -28,6 +28,7 @@ const std::vector<Command>& all_commands() {
         experiment_command(),
         whatif_command(),
         recipe_command(),
+        lora_command(),
     };
     return commands;
 }

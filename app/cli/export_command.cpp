@@ -16,6 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/api/doctor_api.h"
 #include "engine/api/export_api.h"
+#include "engine/api/lora_api.h"
 #include "engine/api/ptq_api.h"
 
 namespace ql::cli {
@@ -46,7 +47,11 @@ std::string usage() {
            "The Export Doctor checks every model export before it is renamed into place (see 'quantlab-cli doctor');\n"
            "an error finding aborts the export (exit 1), warnings are printed.\n"
            "--project records the export as a run of the project (its artifact); with --run N the report's\n"
-           "curves come from run N's metric series (otherwise from the checkpoint's own reports).";
+           "curves come from run N's metric series (otherwise from the checkpoint's own reports).\n"
+           "MODEL a LoRA run (DIR of 'train lora|qlora'): --as peft (the adapter as PEFT loads it), merged-fp (the merged\n"
+           "model in full precision, an HF folder), merged-hf-modelopt | merged-compressed-tensors | merged-gguf |\n"
+           "merged-fakequant (merged, quantized again in the base's recipe, written by that exporter). See\n"
+           "'quantlab-cli lora preview' for what merging costs.";
 }
 
 nlohmann::json gguf_json(const GgufExportResult& g) {
@@ -128,7 +133,14 @@ int run(const std::vector<std::string>& args) {
     projects::ProjectRunInfo info = recorded_run_info(p, "export", req.as + " of " + req.model, req.model);
     info.config_json = nlohmann::json({{"model", req.model}, {"as", req.as}, {"out", req.out}, {"run", req.run_id}}).dump();
     ExportReport r;
-    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) { r = run_export(req, sink, cancel); });
+    // A LoRA run exports its adapter, or the merged model (engine/api/lora_api.h).
+    const bool lora = is_lora_run(req.model);
+    if (!lora && req.as.rfind("merged-", 0) == 0) throw UserError("export: --as " + req.as + " needs a LoRA run as MODEL");
+    if (!lora && req.as == "peft") throw UserError("export: --as peft needs a LoRA run as MODEL (DIR of 'train lora|qlora')");
+    LoraExportRequest lora_req{req.model, req.as, req.out, req.force, req.gguf_type, req.device};
+    projects::run_recorded(p.value("--project"), info, cli_sink, [&](JobSink& sink) {
+        r = lora ? run_lora_export(lora_req, sink, cancel) : run_export(req, sink, cancel);
+    });
     cli_sink.finish_line();
     if (p.has("--json")) {
         nlohmann::json j = {{"as", r.as},         {"out", r.out},   {"bytes", r.bytes},

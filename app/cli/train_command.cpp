@@ -14,6 +14,7 @@
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/device_option.h"
 #include "app/cli/local_ranks.h"
+#include "app/cli/lora_command.h"
 #include "app/cli/recorded_run_info.h"
 #include "engine/core/loopback_port.h"
 #include "projects/project_run_recorder.h"
@@ -74,6 +75,8 @@ void print_metrics(const char* label, const EvalMetrics& m) {
 }
 
 int run(const std::vector<std::string>& args) {
+    // Adapters (LoRA, QLoRA) and full fine-tuning have their own options (lora_command.cpp).
+    if (!args.empty() && (args[0] == "lora" || args[0] == "qlora" || args[0] == "full")) return run_lora_train(args);
     ArgParser p("train",
                 {"--device", "--recipe", "--data", "--out", "--steps", "--lr", "--temperature", "--batch-size", "--grad-accum",
                  "--schedule", "--warmup", "--final-lr", "--weight-decay", "--clip-norm", "--ce-weight", "--eval-data",
@@ -239,7 +242,7 @@ int run(const std::vector<std::string>& args) {
 }  // namespace
 
 Command train_command() {
-    return Command{"train", kUsage, "QAT or QAD: train the quantized model (task loss or distillation from the FP teacher)",
+    return Command{"train", std::string(kUsage) + "\n\n" + kLoraTrainUsage, "QAT or QAD: train the quantized model; LoRA / QLoRA: adapters on a frozen quantized base",
                    run};
 }
 

@@ -7,6 +7,7 @@
 #include "engine/export/doctor_context.h"
 #include "engine/io/strict_json.h"
 #include "engine/io/whole_file.h"
+#include "engine/lora/peft_adapter.h"
 
 namespace ql {
 namespace fs = std::filesystem;
@@ -18,6 +19,7 @@ std::string detect_artifact_layout(const std::string& path) {
         return ext == ".gguf" ? "gguf" : "unknown";
     }
     if (!fs::is_directory(path, ec)) return "unknown";
+    if (is_peft_adapter_folder(path)) return "peft";
     if (fs::is_regular_file(fs::path(path) / "hf_quant_config.json", ec)) return "hf-modelopt";
     const fs::path config = fs::path(path) / "config.json";
     if (fs::is_regular_file(config, ec)) {
@@ -53,6 +55,27 @@ DoctorReport run_export_doctor(const std::string& path, const std::string& displ
     if (report.layout == "gguf") {
         report.consumer = "llama.cpp";
         check_gguf_file(disk, shown, ctx);
+        return report;
+    }
+    if (report.layout == "peft") {
+        // A LoRA adapter (engine/lora/peft_adapter.h): its files as PEFT reads them. Whether the
+        // base it is applied to is the one it was trained on needs that base (doctor --base).
+        report.consumer = "PEFT";
+        ctx.check("files", "adapter_config.json and adapter_model.safetensors as PEFT loads them");
+        try {
+            const PeftAdapter a = read_peft_adapter(disk);
+            report.layers = static_cast<int64_t>(a.modules.size());
+            ctx.ran("files", std::to_string(a.modules.size()) + " adapted modules, rank " + std::to_string(a.settings.rank));
+            ctx.check("adapter-base", "the adapter's base is the base it was trained on");
+            if (a.record.is_object() && a.record.contains("base_fingerprint"))
+                ctx.skipped("adapter-base", "needs the base it will be applied to: quantlab-cli doctor " + shown + " --base MODEL");
+            else
+                ctx.skipped("adapter-base", "the adapter records no base fingerprint (not written by QuantLab)");
+        } catch (const UserError& e) {
+            ctx.error("files", shown, e.what(), "PEFT fails to load the adapter, or loads wrong numbers",
+                      "export the adapter again (quantlab-cli export RUN --as peft)");
+            ctx.ran("files");
+        }
         return report;
     }
     if (report.layout == "unknown") {

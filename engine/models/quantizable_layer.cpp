@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/models/quantizable_layer.h"
 
+#include "engine/models/linear_output_adapter.h"
+
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
@@ -35,14 +37,18 @@ at::Tensor LinearLayer::forward(const at::Tensor& x) const {
     // One row (a decode step of text generation): a matrix-vector product. OpenBLAS 0.3.21's sgemm
     // packs the whole weight matrix even for a single row (36 % of a decode step of SmolLM2, perf);
     // sgemv reads it once. Later OpenBLAS versions forward such calls to gemv themselves.
+    at::Tensor base;
     if (in.dim() >= 1 && in.numel() == in.size(-1) && in.device().is_cpu()) {
         at::Tensor y = at::mv(w, in.reshape({-1}));
         if (bias.defined()) y = y.add(bias);
         std::vector<int64_t> shape = in.sizes().vec();
         shape.back() = w.size(0);
-        return y.reshape(shape);
+        base = y.reshape(shape);
+    } else {
+        base = at::linear(in, w, bias);
     }
-    return at::linear(in, w, bias);
+    // A LoRA adapter (linear_output_adapter.h) adds its update to the base's product.
+    return apply_linear_output_adapter(*this, x, base);
 }
 
 at::Tensor LinearLayer::file_weight() const {

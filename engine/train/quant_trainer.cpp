@@ -146,7 +146,8 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     q.set_enabled(true);
     if (teacher) teacher->set_requires_grad(false);
 
-    std::vector<std::pair<std::string, at::Tensor>> named = model.named_parameters();
+    const bool adapters = !config.trainable.empty();
+    std::vector<std::pair<std::string, at::Tensor>> named = adapters ? config.trainable : model.named_parameters();
     std::vector<at::Tensor> params;
     std::vector<bool> decay;
     for (const auto& [name, p] : named) {
@@ -212,11 +213,16 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
     const std::vector<std::vector<uint8_t>> initial_codes = weight_codes(q);
     LrSchedule schedule = config.schedule;
     schedule.total_steps = config.steps;
-    model.set_requires_grad(true);
+    // What trains gets requires_grad for the run: the model, or only the adapters (frozen base).
+    const auto set_trainable = [&model, adapters, &named](bool on) {
+        if (!adapters) return model.set_requires_grad(on);
+        for (auto& [name, p] : named) p.requires_grad_(on);
+    };
+    set_trainable(true);
     struct NoGradAfter {
-        Model& m;
-        ~NoGradAfter() { m.set_requires_grad(false); }
-    } restore{model};
+        std::function<void(bool)> set;
+        ~NoGradAfter() { set(false); }
+    } restore{set_trainable};
 
     auto save = [&](int64_t steps_done) {
         if (config.checkpoint_dir.empty()) return;
@@ -253,9 +259,9 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
             const auto ts = Clock::now();
             if (config.fp_steps > 0) {
                 if (step == config.fp_steps) {
-                    model.set_requires_grad(false);
+                    set_trainable(false);
                     if (config.before_quantized_steps) config.before_quantized_steps();
-                    model.set_requires_grad(true);
+                    set_trainable(true);
                     sink.log(LogLevel::Info, "step " + std::to_string(step) + ": quantization on (QAT phase)");
                 }
                 q.set_enabled(step >= config.fp_steps);
@@ -269,6 +275,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                 // The flight recorder reads the block outputs of a recorded step's first micro-batch.
                 std::optional<FlightRecorder::Capture> capture;
                 if (recorder && micro == 0 && recorder->due(step + 1, config.steps)) capture.emplace(*recorder, true);
+                if (config.before_micro_batch) config.before_micro_batch(step * config.grad_accumulation + micro);
                 // On the model's device (--device): the loss compares its logits with the targets there.
                 const Dataset b = batch_on_model_device(
                     model, dp ? dp->shard(data.batch(step * config.grad_accumulation + micro))
@@ -363,6 +370,7 @@ QuantTrainingResult train_quantized(QuantizedModel& q, Model* teacher, const Tra
                                                           : clip_grad_norm(params, std::numeric_limits<double>::infinity());
             const double lr = config.lr_at ? config.lr_at(step) : schedule.at(step);
             optimizer.step(lr);
+            if (config.after_optimizer_step) config.after_optimizer_step();
             const double seconds = std::chrono::duration<double>(Clock::now() - ts).count();
             sink.metric(step, "train/loss", loss_value);
             if (encoder && !qad) {

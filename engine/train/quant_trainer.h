@@ -18,6 +18,8 @@
 #pragma once
 
 #include <functional>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -83,6 +85,15 @@ struct QuantTrainingConfig {
     // metrics: train/allreduce_s (seconds in the gradient collectives per step) and
     // train/rank<r>/tokens_per_s; train/tokens_per_s counts every rank's tokens.
     DataParallel* data_parallel = nullptr;
+    // Adapter training (LoRA / QLoRA, engine/lora): when non-empty, only these tensors train (and
+    // are checkpointed, broadcast and averaged); the model's own parameters stay frozen (no
+    // requires_grad), so a quantized base keeps its cached quantized weights.
+    std::vector<std::pair<std::string, at::Tensor>> trainable;
+    // Called with the micro-batch's index (step * grad_accumulation + micro) before its training
+    // forward (LoRA's dropout masks are a function of it), and after every optimizer step (bf16
+    // adapter storage rounds there). Either may be empty.
+    std::function<void(int64_t micro_batch)> before_micro_batch;
+    std::function<void()> after_optimizer_step;
 };
 
 struct QuantTrainingResult {

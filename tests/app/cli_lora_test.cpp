@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quantlab-cli train qlora|lora, export --as peft|merged-*, lora preview, lora logits and doctor
+// --base, end to end on the golden tiny Llama; the adapter checked by the real peers: PEFT loads
+// the exported folder onto transformers' model with a bitsandbytes NF4 double-quant base and gives
+// QuantLab's logits (tests/app/lora_peft_peer.py). A peer that cannot run fails the test.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/nd_array.h"
+#include "engine/io/npy_file.h"
+#include "tests/app/cli_runner.h"
+#include "tests/peer_paths.h"
+
+namespace ql::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const std::string kLoraModel = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+
+// A learnable token stream: token t is followed by (t * 5 + 3) mod 128.
+std::string write_stream(const std::string& dir) {
+    NdArray tokens = NdArray::zeros(DType::Int64, {4096});
+    int64_t t = 1;
+    for (int64_t i = 0; i < 4096; ++i, t = (t * 5 + 3) % 128) tokens.as<int64_t>()[i] = t;
+    write_npy(dir + "/stream.npy", tokens);
+    return dir + "/stream.npy";
+}
+
+// One QLoRA run shared by the cases (the CLI runs in subprocesses; a few seconds).
+struct LoraRunFixture {
+    std::string dir, data;
+    json report;
+    LoraRunFixture() {
+        dir = make_temp_dir();
+        data = write_stream(dir);
+        const CliResult r = run_cli({"train", "qlora", kLoraModel, "--data", data, "--seq-len", "32", "--out", dir + "/run",
+                                     "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
+                                     "--eval-samples", "8", "--seed", "3", "--json"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        report = json::parse(r.out, nullptr, false);
+    }
+    ~LoraRunFixture() { fs::remove_all(dir); }
+};
+
+LoraRunFixture& lora_run() {
+    static LoraRunFixture f;
+    return f;
+}
+
+TEST(CliLora, TrainsAQloraAdapterAndWritesAPeftFolder) {
+    const LoraRunFixture& f = lora_run();
+    ASSERT_TRUE(f.report.is_object());
+    EXPECT_EQ(f.report["method"], "qlora");
+    EXPECT_EQ(f.report["steps"], 8);
+    EXPECT_EQ(f.report["adapted_layers"], 14);
+    EXPECT_EQ(f.report["trainable_parameters"], 2 * (4 * (64 + 64) * 4 + 4 * (64 + 96) * 3));
+    EXPECT_EQ(f.report["base"], "fp32 on 1 of 15 linear layers; nf4 (block 64, double quant) on 14 of 15 linear layers");
+    EXPECT_LT(f.report["after"]["loss"].get<double>(), f.report["before"]["loss"].get<double>());
+    const json config = json::parse(std::ifstream(f.dir + "/run/adapter/adapter_config.json"));
+    EXPECT_EQ(config["peft_type"], "LORA");
+    EXPECT_EQ(config["r"], 4);
+    EXPECT_EQ(config["lora_alpha"], 8.0);
+    EXPECT_EQ(config["target_modules"].size(), 14u);
+    EXPECT_TRUE(fs::exists(f.dir + "/run/checkpoint"));
+    // A finished run resumes with nothing to do; other settings are refused.
+    const CliResult again = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/run",
+                                     "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
+                                     "--eval-samples", "8", "--seed", "3", "--resume", "--json"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(json::parse(again.out)["resumed_from"], 8);
+    const CliResult other = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/run",
+                                     "--steps", "8", "--batch-size", "4", "--rank", "8", "--resume"});
+    EXPECT_NE(other.exit_code, 0);
+}
+
+TEST(CliLora, DryRunPrintsTheMemoryEstimateBesideFullFineTuningAndQat) {
+    const CliResult r = run_cli({"train", "qlora", kLoraModel, "--data", "synthetic:random-tokens", "--dry-run"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* s : {"full fine-tuning", "QAT", "LoRA (16-bit base)", "QLoRA (NF4 + double quant)", "optimizer states",
+                          "base scales and constants", "activations", "total"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+    const CliResult bad = run_cli({"train", "qlora", kLoraModel, "--data", "synthetic:random-tokens", "--dry-run", "--rank", "0"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("--rank"), std::string::npos) << bad.err;
+}
+
+int run_peer(const std::vector<std::string>& args, std::string& output, const std::string& dir) {
+    std::string cmd = "'" + peers_python() + "' '" + std::string(QUANTLAB_SOURCE_DIR) + "/tests/app/lora_peft_peer.py'";
+    for (const std::string& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + dir + "/peer.log' 2>&1";
+    const int status = std::system(cmd.c_str());
+    output = slurp(dir + "/peer.log");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(CliLora, PeftWithABitsandbytesNf4BaseGivesQuantLabsLogits) {
+    // A tiny Llama whose Linear widths hold whole NF4 blocks (bitsandbytes' CPU path needs them;
+    // lora_peft_peer.py says why), made by transformers; QLoRA trained on it here, exported for PEFT.
+    const std::string dir = make_temp_dir();
+    std::string out;
+    ASSERT_EQ(run_peer({"make", dir + "/tiny"}, out, dir), 0) << out;
+    const std::string data = write_stream(dir);
+    const CliResult t = run_cli({"train", "qlora", dir + "/tiny", "--data", data, "--seq-len", "32", "--out", dir + "/run",
+                                 "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
+                                 "--eval-samples", "8", "--seed", "3"});
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    NdArray ids = NdArray::zeros(DType::Int64, {2, 16});
+    for (int64_t i = 0; i < 32; ++i) ids.as<int64_t>()[i] = (i * 37 + 11) % 128;
+    write_npy(dir + "/ids.npy", ids);
+    const CliResult e = run_cli({"export", dir + "/run", "--as", "peft", "--out", dir + "/peft"});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    const CliResult base = run_cli({"lora", "logits", dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/base.npy",
+                                    "--base-only"});
+    ASSERT_EQ(base.exit_code, 0) << base.err;
+    const CliResult adapted = run_cli({"lora", "logits", dir + "/run", "--ids", dir + "/ids.npy", "--out", dir + "/adapted.npy"});
+    ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+    const int rc = run_peer({dir + "/tiny", dir + "/peft", dir + "/ids.npy", dir + "/base.npy", dir + "/adapted.npy"}, out, dir);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("\nPASS"), std::string::npos) << out;
+    std::printf("%s", out.c_str());
+    fs::remove_all(dir);
+}
+
+TEST(CliLora, PreviewExportsAndTheDoctorCatchTheMergeAndBaseFailureModes) {
+    const LoraRunFixture& f = lora_run();
+    const std::string dir = make_temp_dir();
+    const CliResult p = run_cli({"lora", "preview", f.dir + "/run", "--data", f.data, "--seq-len", "32", "--samples", "16", "--json"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const json j = json::parse(p.out);
+    EXPECT_EQ(j["layers"].size(), 14u);
+    EXPECT_GT(j["codes_changed"].get<double>(), 0.0);
+    EXPECT_LT(j["merged_fp"]["kl"].get<double>(), 1e-6);
+    EXPECT_GT(j["merged_requantized"]["kl"].get<double>(), j["merged_fp"]["kl"].get<double>());
+    const CliResult text = run_cli({"lora", "preview", f.dir + "/run", "--data", f.data, "--seq-len", "32", "--samples", "16"});
+    EXPECT_NE(text.out.find("merged, re-quantized"), std::string::npos) << text.out;
+    // Merged exports through the existing exporters; the Export Doctor passes them.
+    for (const std::string as : {"merged-fp", "merged-fakequant"}) {
+        const CliResult e = run_cli({"export", f.dir + "/run", "--as", as, "--out", dir + "/" + as});
+        EXPECT_EQ(e.exit_code, 0) << as << ": " << e.err;
+        const CliResult d = run_cli({"doctor", dir + "/" + as});
+        EXPECT_EQ(d.exit_code, 0) << as << ": " << d.out;
+    }
+    const CliResult peft_kind = run_cli({"export", kLoraModel, "--as", "peft", "--out", dir + "/x"});
+    EXPECT_EQ(peft_kind.exit_code, 1);
+    EXPECT_NE(peft_kind.err.find("needs a LoRA run"), std::string::npos) << peft_kind.err;
+    // The doctor: the adapter folder alone, then against its own base and another quantization.
+    const CliResult files = run_cli({"doctor", f.dir + "/run/adapter", "--json"});
+    EXPECT_EQ(files.exit_code, 0) << files.out;
+    EXPECT_EQ(json::parse(files.out)["layout"], "peft");
+    const CliResult same = run_cli({"doctor", f.dir + "/run", "--base", kLoraModel});
+    EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+    const CliResult other = run_cli({"doctor", f.dir + "/run", "--base", kLoraModel, "--recipe", "NF4", "--json"});
+    EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
+    const json d = json::parse(other.out);
+    ASSERT_EQ(d["findings"].size(), 1u);
+    EXPECT_EQ(d["findings"][0]["check"], "adapter-base");
+    EXPECT_NE(d["findings"][0]["problem"].get<std::string>().find("double quant on -> off"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ql::test
