@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/core/process_memory.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
 #include "engine/models/model_device.h"
+#include "engine/ptq/ptq_estimate.h"
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"
@@ -84,6 +86,11 @@ KvCacheMemorySummary kv_memory_summary(const KvCacheMemory& m) {
     return s;
 }
 
+bool streams_checkpoint(const Model& model, const Dataset& calibration, int64_t above_bytes) {
+    return model.block_count() > 0 && model.parameter_bytes() > above_bytes &&
+           calibration.kind == Dataset::Kind::Tokens && !calibration.attention_mask.defined();
+}
+
 }  // namespace
 
 std::vector<std::string> recipe_preset_names() { return preset_names(); }
@@ -127,6 +134,10 @@ std::string ptq_report_json(const PtqSummary& s) {
                         {"model_bytes", s.model_bytes},
                         {"fp16_bytes", s.fp16_bytes},
                         {"seconds", s.seconds},
+                        {"memory", {{"estimated_peak_bytes", s.estimate.peak_bytes},
+                                    {"estimated_seconds", s.estimate.seconds},
+                                    {"measured_gflops", s.estimate.gflops},
+                                    {"peak_rss_bytes", s.peak_rss_bytes}}},
                         {"layers", layers},
                         {"kv_cache", kv_cache_report_json(s)},
                         {"rotation", {{"method", s.rotation}, {"notes", s.rotation_notes}}}};
@@ -174,15 +185,49 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
 
     PtqOptions options;
     options.batch_size = req.batch_size > 0 ? req.batch_size : recipe.calibration.batch_size;
+    const bool streamed = !req.out_dir.empty() && streams_checkpoint(*opened.model, calibration, req.stream_checkpoint_above_bytes);
+    options.release_parts = streamed;
     std::optional<ImportanceMatrix> imatrix;
     if (!req.imatrix.empty()) recipe.imatrix = req.imatrix;
     if (!recipe.imatrix.empty()) {
         imatrix = read_imatrix(recipe.imatrix);
         options.imatrix = &*imatrix;
     }
+    // Large decoders are written block by block as the pipeline finishes them, and each block's
+    // memory is given back (engine/ptq/ptq_pipeline.h "Layer by layer"); small models are saved
+    // whole afterwards, as one file each.
+    const JobEstimate estimate =
+        estimate_ptq(*quantized, calibration.size(), calibration.inputs.dim() >= 2 ? calibration.inputs.size(1) : 1, options);
+    if (req.dry_run) {
+        PtqSummary s;
+        s.model_path = opened.path;
+        s.recipe_name = recipe.name;
+        s.method = recipe.algorithm.method;
+        s.calibration = req.calibration;
+        s.recipe_json = recipe_to_json(recipe);
+        s.calibration_examples = calibration.size();
+        s.estimate = estimate;
+        return s;
+    }
+    if (!req.ignore_memory_estimate) require_job_fits(estimate);
+    {
+        const std::string text = job_estimate_text(estimate);
+        sink.log(LogLevel::Info, "estimate: " + text.substr(0, text.find('\n')));
+    }
+    std::unique_ptr<ModelSourceFiles> source;
+    std::unique_ptr<QuantizedCheckpointWriter> writer;
+    if (streamed) {
+        source = std::make_unique<ModelSourceFiles>(opened);  // a GGUF file's config.json and tokenizer
+        writer = std::make_unique<QuantizedCheckpointWriter>(*quantized, source->folder(), req.out_dir, req.force,
+                                                             opened.model->block_count() + 1);
+        options.on_part_done = [&](const PtqPart& part) {
+            writer->write_part(part.index, part.parameters, part.layers, part.kv_caches);
+        };
+    }
     const PtqResult result = run_ptq_pipeline(*quantized, calibration, options, sink, cancel);
 
     PtqSummary s;
+    s.estimate = estimate;
     s.model_path = opened.path;
     s.recipe_name = recipe.name;
     s.method = recipe.algorithm.method;
@@ -196,6 +241,7 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     s.model_bytes = result.size.bytes();
     s.fp16_bytes = 2.0 * static_cast<double>(result.size.parameters);
     s.seconds = result.seconds;
+    s.peak_rss_bytes = static_cast<double>(process_memory().peak_rss_bytes);
     // Run-level numbers for project files (the compare view): size and time at step 0.
     sink.metric(0, "model/bits_per_parameter", s.bits_per_parameter);
     sink.metric(0, "model/bytes", s.model_bytes);
@@ -215,9 +261,14 @@ PtqSummary run_ptq(const PtqRequest& req, JobSink& sink, const CancellationToken
     if (!req.out_dir.empty()) {
         cancel.throw_if_cancelled();
         sink.progress(0, 1, "save");
-        const ModelSourceFiles source(opened);  // a GGUF file's config.json and tokenizer
-        save_quantized_checkpoint(*quantized, source.folder(), req.out_dir, req.force,
-                                  {{"ptq_report.json", ptq_report_json(s)}, {"ptq_report.csv", ptq_report_csv(s)}});
+        const std::vector<std::pair<std::string, std::string>> reports = {{"ptq_report.json", ptq_report_json(s)},
+                                                                          {"ptq_report.csv", ptq_report_csv(s)}};
+        if (writer) {
+            writer->finish(reports);
+        } else {
+            const ModelSourceFiles files(opened);  // a GGUF file's config.json and tokenizer
+            save_quantized_checkpoint(*quantized, files.folder(), req.out_dir, req.force, reports);
+        }
         sink.progress(1, 1, "save");
         sink.artifact("model", req.out_dir);
     }

@@ -33,4 +33,15 @@ private:
     std::string owned_;
 };
 
+// Whether [data, data + size) lies inside one live read-only file mapping made by FileBytes::map
+// (the weights of a model opened as stored, engine/models/model.h).
+bool mapped_bytes(const void* data, uint64_t size);
+
+// Gives back the resident pages wholly inside [data, data + size) when the range lies in a
+// read-only file mapping (madvise MADV_DONTNEED: the mapping is private and never written, so
+// the next read faults the same bytes in again from the page cache or the file); anything else
+// (owned memory, partial pages at the ends) is left alone. Returns the bytes released. Used to
+// keep a large checkpoint from staying resident after its tensors were checked or used.
+uint64_t release_mapped_pages(const void* data, uint64_t size);
+
 }  // namespace ql
