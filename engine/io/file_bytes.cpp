@@ -16,7 +16,7 @@
 namespace ql {
 namespace {
 
-// The live read-only mappings, start -> end, so that page release never touches owned memory.
+// The live file mappings, start -> end, so that page release never touches owned memory.
 std::mutex& live_mappings_mutex() {
     static std::mutex m;
     return m;
@@ -71,7 +71,10 @@ std::shared_ptr<const FileBytes> FileBytes::map(const std::string& path) {
     auto bytes = std::make_shared<FileBytes>();
     bytes->size_ = static_cast<uint64_t>(st.st_size);
     if (st.st_size > 0) {
-        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        // Writable but private (copy-on-write): tensors viewing the mapping are the weights of a
+        // model opened as stored, and code that writes a weight in place gets its own copy of
+        // those pages instead of a segmentation fault; the file is never written.
+        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             const int err = errno;
             ::close(fd);

@@ -80,7 +80,11 @@ at::Tensor Gemma3Model::block_forward(size_t i, const at::Tensor& x_in, const Po
     if (cache) std::tie(k, v) = cache->store(i, k, v);
     // Gemma3Attention.scaling = query_pre_attn_scalar ** -0.5
     const double scale = std::pow(c.query_pre_attn_scalar, -0.5);
-    const at::Tensor attended = attention(q, k, v, sliding ? p.local_visible : p.global_visible, scale, c.attn_logit_softcapping);
+    // No soft-capping of the scores: Gemma 3 replaced Gemma 2's with q_norm / k_norm, and
+    // transformers' Gemma3Attention.forward (modeling_gemma3.py, 5.23) passes no softcap to the
+    // attention even when config.json still has attn_logit_softcapping (tested: a config with 2.0
+    // gives the same logits as one without).
+    const at::Tensor attended = attention(q, k, v, sliding ? p.local_visible : p.global_visible, scale, 0.0);
     const size_t stage = 2 * i;
     const at::Tensor x = residual_.pass(stage + 1, x_in + gemma_rms_norm(b.o_proj.forward(attended), b.post_attention_layernorm, eps));
     const at::Tensor m = gemma_rms_norm(x, b.pre_feedforward_layernorm, eps);

@@ -6,7 +6,8 @@
 // head, GeGLU MLP (gelu_pytorch_tanh), grouped-query attention scaled by
 // query_pre_attn_scalar^-1/2, layers alternating between sliding-window and global attention
 // (layer_types) with their own RoPE bases (rope_local_base_freq / rope_theta with its scaling),
-// optional tanh soft-capping of attention scores and logits, lm_head tied to the embeddings.
+// optional tanh soft-capping of the logits (attn_logit_softcapping is read but, as in
+// transformers' Gemma3Attention, not applied), lm_head tied to the embeddings.
 #pragma once
 
 #include <vector>

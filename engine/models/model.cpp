@@ -316,6 +316,7 @@ void Model::add_norm(NormParams& norm, const std::string& name, int64_t dim, boo
 }
 
 std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config) {
+    validate_model_config(config, config.name.empty() ? "model config" : config.name);
     require_model_fits_memory(config, config.name.empty() ? "model config" : config.name);
     std::unique_ptr<Model> model = create_model_unallocated(config);
     model->allocate_parameters();

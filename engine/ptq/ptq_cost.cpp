@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/ptq/ptq_cost.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
