@@ -15,6 +15,7 @@ namespace ql {
 struct PtqRequest {
     std::string model;            // HF folder, QuantLab checkpoint, or "demo"
     std::string recipe;           // preset name (NVFP4_DEFAULT ...) or recipe JSON file
+    std::string recipe_json;      // or the recipe itself as JSON text (then `recipe` only names it in messages)
     std::string calibration;      // data path or built-in spec (docs/DATA.md); training split
     std::string out_dir;          // the quantized checkpoint folder to write ("" = do not save)
     bool force = false;           // replace an existing out_dir

@@ -711,7 +711,24 @@ void PtqRun::run_layer_by_layer() {
     // The activations entering block 0, in the dtype the model stores its block weights in
     // (a BF16 checkpoint keeps BF16 activations between blocks, as llm-compressor's bf16 runs).
     const at::ScalarType stream_dtype = ptq_stream_dtype(model_);
-    {
+    const PtqResume& resume = options_.resume;
+    if (resume.parts_done > 0) {
+        // A resumed run: the earlier run's parts are final; their activations and reports come back.
+        if (resume.parts_done > blocks || !resume.activations.defined() || resume.activations.dim() != 3 ||
+            resume.activations.size(0) != n || resume.activations.size(1) != data_.inputs.size(1))
+            throw UserError("ptq: the saved activations to resume from do not fit this run (" +
+                            std::to_string(resume.parts_done) + " parts done)");
+        c10::InferenceMode inference;
+        stream_ = resume.activations.to(model_device(model_), stream_dtype).contiguous();
+        result_.layers = resume.layers;
+        result_.kv_cache = resume.kv_cache;
+        double skipped = plan.embed_per_sample * static_cast<double>(n);
+        for (int64_t b = 0; b < resume.parts_done; ++b) skipped += plan.parts[static_cast<size_t>(b)].total(n);
+        advance(skipped);
+        sink_.log(LogLevel::Info, "resuming at block " + std::to_string(resume.parts_done + 1) + " of " +
+                                      std::to_string(blocks) + " (the blocks before it were written by an earlier run)");
+    }
+    if (!stream_.defined()) {
         c10::InferenceMode inference;
         const at::Device device = model_device(model_);
         for (int64_t begin = 0; begin < n; begin += bs) {
@@ -740,8 +757,9 @@ void PtqRun::run_layer_by_layer() {
         };
     };
 
-    for (int64_t b = 0; b <= blocks; ++b) {
+    for (int64_t b = resume.parts_done; b <= blocks; ++b) {
         const auto t0 = Clock::now();
+        const size_t reports_before = result_.layers.size(), kv_before = result_.kv_cache.size();
         const bool outside = b == blocks;
         PtqPart part;
         part.index = b;
@@ -757,6 +775,8 @@ void PtqRun::run_layer_by_layer() {
         for (LayerQuantizer* l : scope) any_active = any_active || active_.count(l->name());
         if (outside && !head_active) {
             finish_part(part);
+            advance(w.total(n));  // nothing to calibrate: its share of the work is done
+            sink_.log(LogLevel::Info, part.name + " written");
             continue;
         }
         const PartPass pass = outside ? make_pass([&](const at::Tensor& x) { return model_.head(x); }, w.pass_per_sample)
@@ -791,12 +811,16 @@ void PtqRun::run_layer_by_layer() {
             }
         }
         for (LayerQuantizer* l : scope) l->set_enabled(true);
+        part.reports.assign(result_.layers.begin() + static_cast<std::ptrdiff_t>(reports_before), result_.layers.end());
+        part.kv_reports.assign(result_.kv_cache.begin() + static_cast<std::ptrdiff_t>(kv_before), result_.kv_cache.end());
+        if (!outside) part.next_activations = &stream_;
         finish_part(part);
         char line[160];
         std::snprintf(line, sizeof line, "%s (%lld of %lld) done in %.1f s", part.name.c_str(),
                       static_cast<long long>(b + 1), static_cast<long long>(blocks + 1), seconds_since(t0));
         sink_.log(LogLevel::Info, line);
     }
+    advance(work_total_);  // the work plan is an estimate: progress ends at its total
     stream_ = at::Tensor();
 }
 

@@ -50,39 +50,6 @@
 
 namespace ql {
 
-struct LayerPtqReport;
-struct KvCachePtqReport;
-
-// A part of the model that is final: a transformer block (layer by layer), the layers outside
-// blocks (after the last block), or the whole model (one part).
-struct PtqPart {
-    int64_t index = 0, count = 1;          // parts in forward order
-    std::string name;                      // "model.layers.3", "outside blocks", "model"
-    std::vector<std::string> parameters;   // HF names of the parameters the part holds
-    std::vector<LayerQuantizer*> layers;   // its quantizers (configured or not)
-    std::vector<KvCacheQuantizer*> kv_caches;
-};
-
-struct PtqOptions {
-    int64_t batch_size = 16;     // calibration examples per forward
-    int64_t sample_rows = 2048;  // input rows per layer kept for AWQ and the error report
-    // The importance matrix for weight calibrator "imatrix_mse" (engine/ptq/weight_clipping.h);
-    // entries by GGUF tensor name (llama / qwen2 / gpt2) or "<layer>.weight". Not owned.
-    const ImportanceMatrix* imatrix = nullptr;
-    // Block by block where the model runs that way (Model::block_count() > 0) and the data are
-    // token windows; false: whole-model passes (what smaller models and tests of the
-    // equivalence use).
-    bool layer_by_layer = true;
-    // Called once per part in forward order when it is final (quantizers set, weights pinned,
-    // reports made); the streaming checkpoint writer. Its exceptions end the run.
-    std::function<void(const PtqPart&)> on_part_done;
-    // After on_part_done: drop each finished part's quantized-weight caches and give back its
-    // mapped weights' pages (LayerQuantizer::release_weight, Model::release_parameter_pages), so
-    // that memory holds one block at a time. The QuantizedModel is then spent: only what
-    // on_part_done wrote remains (PtqResult still has every report and the size).
-    bool release_parts = false;
-};
-
 // One layer's outcome. Errors compare the layer's output with the FP layer's on the same FP
 // calibration inputs (the sampled rows): sqnr_db = 10 log10(sum y^2 / sum (y - y_q)^2).
 struct LayerPtqReport {
@@ -114,6 +81,53 @@ struct KvCachePtqReport {
     std::vector<float> key_scale, value_scale;
     double key_sqnr_db = 0, value_sqnr_db = 0;  // NaN when not quantized
     int64_t tokens = 0;               // calibration tokens seen
+};
+
+// A part of the model that is final: a transformer block (layer by layer), the layers outside
+// blocks (after the last block), or the whole model (one part).
+struct PtqPart {
+    int64_t index = 0, count = 1;          // parts in forward order
+    std::string name;                      // "model.layers.3", "outside blocks", "model"
+    std::vector<std::string> parameters;   // HF names of the parameters the part holds
+    std::vector<LayerQuantizer*> layers;   // its quantizers (configured or not)
+    std::vector<KvCacheQuantizer*> kv_caches;
+    std::vector<LayerPtqReport> reports;   // its layers' reports
+    std::vector<KvCachePtqReport> kv_reports;
+    // Layer by layer: the activations entering the next part (what a resumed run starts from);
+    // null after the last part and for the whole model.
+    const at::Tensor* next_activations = nullptr;
+};
+
+// Where a layer-by-layer run starts again after an earlier run of the same job was killed:
+// parts [0, parts_done) are final (written by that run), `activations` [samples, tokens,
+// hidden] enter part parts_done, and their reports come back into the result.
+struct PtqResume {
+    int64_t parts_done = 0;
+    at::Tensor activations;
+    std::vector<LayerPtqReport> layers;
+    std::vector<KvCachePtqReport> kv_cache;
+};
+
+struct PtqOptions {
+    int64_t batch_size = 16;     // calibration examples per forward
+    int64_t sample_rows = 2048;  // input rows per layer kept for AWQ and the error report
+    // The importance matrix for weight calibrator "imatrix_mse" (engine/ptq/weight_clipping.h);
+    // entries by GGUF tensor name (llama / qwen2 / gpt2) or "<layer>.weight". Not owned.
+    const ImportanceMatrix* imatrix = nullptr;
+    // Block by block where the model runs that way (Model::block_count() > 0) and the data are
+    // token windows; false: whole-model passes (what smaller models and tests of the
+    // equivalence use).
+    bool layer_by_layer = true;
+    // Called once per part in forward order when it is final (quantizers set, weights pinned,
+    // reports made); the streaming checkpoint writer. Its exceptions end the run.
+    std::function<void(const PtqPart&)> on_part_done;
+    // After on_part_done: drop each finished part's quantized-weight caches and give back its
+    // mapped weights' pages (LayerQuantizer::release_weight, Model::release_parameter_pages), so
+    // that memory holds one block at a time. The QuantizedModel is then spent: only what
+    // on_part_done wrote remains (PtqResult still has every report and the size).
+    bool release_parts = false;
+    // Layer by layer only: start after the parts an earlier run finished.
+    PtqResume resume;
 };
 
 struct PtqResult {

@@ -92,7 +92,8 @@ at::Tensor snapped_bf16(LayerQuantizer& l, const at::Tensor& quantized) {
 }  // namespace
 
 QuantizedCheckpointWriter::QuantizedCheckpointWriter(const QuantizedModel& q, const std::string& source_folder,
-                                                     std::string out_folder, bool force, int64_t parts)
+                                                     std::string out_folder, bool force, int64_t parts,
+                                                     const std::string& resume_state)
     : q_(q), out_(std::move(out_folder)), force_(force), parts_(std::max<int64_t>(1, parts)) {
     const fs::path out(out_);
     std::error_code ec;
@@ -100,6 +101,16 @@ QuantizedCheckpointWriter::QuantizedCheckpointWriter(const QuantizedModel& q, co
         throw UserError(out_ + " already exists (pass --force to replace it)");
     partial_ = out.string() + ".partial";
     const fs::path partial(partial_);
+    if (!resume_state.empty() && fs::is_directory(partial, ec)) {
+        const json j = json::parse(resume_state);
+        model_map_ = j.at("model_map").get<std::map<std::string, std::string>>();
+        quant_map_ = j.at("quant_map").get<std::map<std::string, std::string>>();
+        layer_entries_ = j.at("layers").get<std::map<std::string, std::string>>();
+        kv_entries_ = j.at("kv_caches").get<std::map<std::string, std::string>>();
+        model_bytes_ = j.at("model_bytes").get<uint64_t>();
+        quant_bytes_ = j.at("quant_bytes").get<uint64_t>();
+        return;
+    }
     fs::remove_all(partial, ec);
     if (!fs::create_directories(partial, ec) && ec) throw UserError(fs_error("cannot create", partial, ec));
     try {
@@ -187,6 +198,16 @@ void QuantizedCheckpointWriter::write_part(int64_t index, const std::vector<std:
             quant_bytes_ += t.nbytes();
         }
     }
+}
+
+std::string QuantizedCheckpointWriter::state() const {
+    return json({{"model_map", model_map_},
+                 {"quant_map", quant_map_},
+                 {"layers", layer_entries_},
+                 {"kv_caches", kv_entries_},
+                 {"model_bytes", model_bytes_},
+                 {"quant_bytes", quant_bytes_}})
+        .dump();
 }
 
 void QuantizedCheckpointWriter::finish(const std::vector<std::pair<std::string, std::string>>& extra_files) {

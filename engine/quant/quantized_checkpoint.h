@@ -53,8 +53,10 @@ void save_quantized_checkpoint(const QuantizedModel& quantized, const std::strin
 // without finish() (an error, a cancelled job), it removes the partial folder: no partial output.
 class QuantizedCheckpointWriter {
 public:
+    // `resume_state`: state() of a writer of the same checkpoint whose process was killed; the
+    // partial folder it left is kept and continued instead of being made anew.
     QuantizedCheckpointWriter(const QuantizedModel& quantized, const std::string& source_folder, std::string out_folder,
-                              bool force, int64_t parts);
+                              bool force, int64_t parts, const std::string& resume_state = "");
     ~QuantizedCheckpointWriter();
     QuantizedCheckpointWriter(const QuantizedCheckpointWriter&) = delete;
     QuantizedCheckpointWriter& operator=(const QuantizedCheckpointWriter&) = delete;
@@ -64,6 +66,10 @@ public:
     void write_part(int64_t index, const std::vector<std::string>& parameters, const std::vector<LayerQuantizer*>& layers,
                     const std::vector<KvCacheQuantizer*>& kv_caches);
     void finish(const std::vector<std::pair<std::string, std::string>>& extra_files = {});
+
+    // What has been written so far (JSON text), for a resume point; the partial folder's path.
+    std::string state() const;
+    const std::string& partial_folder() const { return partial_; }
 
 private:
     const QuantizedModel& q_;
