@@ -126,7 +126,8 @@ public:
     void set_requires_grad(bool requires_grad);
 
     // Weights as stored (load_state with WeightStorage::AsStored): matrices may be BF16 / F16 /
-    // F32 tensors over a read-only file mapping (writing into one crashes). Forwards convert
+    // F32 tensors over a copy-on-write file mapping (a write gets private pages; the file is
+    // never changed; engine/io/file_bytes.h). Forwards convert
     // them per use (QuantizableLayer::compute_weight). Code that changes a weight in place
     // first makes it an owned float32 tensor here (tied uses follow); layers whose weight is
     // already owned float32 are left as they are. Quantizer caches keyed on the old tensor are
@@ -136,7 +137,7 @@ public:
     // Whether every parameter is an owned float32 tensor (what training and in-place edits need).
     bool parameters_float32() const;
     // Gives back the resident pages of the named parameters (HF names) that still lie in a
-    // read-only file mapping (engine/io/file_bytes.h release_mapped_pages): their memory then
+    // file mapping (engine/io/file_bytes.h release_mapped_pages): their memory then
     // costs nothing until the next read, which faults them in again from the page cache or the
     // file. Other parameters are untouched. Layer-by-layer jobs call it for finished blocks.
     // Returns the bytes released.
