@@ -7,6 +7,8 @@
 #include <QPushButton>
 #include <QStyle>
 
+#include "engine/core/job_estimate.h"
+#include "engine/core/process_memory.h"
 #include "ui/job_runner.h"
 
 namespace ql {
@@ -103,6 +105,9 @@ void RunControls::updateProgress() {
     QStringList parts;
     if (auto r = p.rate()) parts << tr("%1 %2/s").arg(*r, 0, 'g', 3).arg(phase == QLatin1String("train") ? tr("steps") : tr("items"));
     if (auto eta = p.eta_s()) parts << tr("%1 left").arg(QString::fromStdString(format_duration(*eta)));
+    // The memory lane: the process's resident memory (mapped weights included) beside progress.
+    if (const ProcessMemory m = process_memory(); m.rss_bytes > 0)
+        parts << tr("RSS %1").arg(QString::fromStdString(memory_text(static_cast<double>(m.rss_bytes))));
     m_eta->setText(parts.join(QStringLiteral(" · ")));
 }
 

@@ -14,7 +14,9 @@
 #include "engine/api/export_api.h"
 #include "engine/api/lora_api.h"
 #include "engine/api/model_api.h"
+#include "engine/api/ptq_api.h"
 #include "projects/project_file.h"
+#include "engine/core/job_estimate.h"
 #include "ui/background_call.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
@@ -262,9 +264,40 @@ void Workbench::replanRecipe() {
             m_modelPanel->setPlannedLayers(*layers, overrides);
             int quantized = 0;
             for (const LayerSummary& l : *layers) quantized += l.weight_format.empty() ? 0 : 1;
-            m_recipe->setValidationMessage(tr("The recipe fits the model: %1 of %2 layers quantized.").arg(quantized).arg(layers->size()),
-                                           false);
+            const QString fits = tr("The recipe fits the model: %1 of %2 layers quantized.").arg(quantized).arg(layers->size());
+            m_recipe->setValidationMessage(fits, false);
             m_controls->setStartEnabled(true);
+            estimateRun(generation, fits);
+        });
+}
+
+// The pre-flight estimate of a PTQ run with the recipe (engine/core/job_estimate.h): peak memory
+// and time on this machine, beside the recipe's validation, before anything is started.
+void Workbench::estimateRun(int generation, const QString& fits) {
+    const RunSetup setup = m_recipe->setup();
+    if (setup.method != RunSetup::Method::Ptq || setup.calibration.isEmpty()) return;
+    PtqRequest req;
+    req.model = m_model.toStdString();
+    req.recipe = setup.recipeName.toStdString();
+    req.recipe_json = setup.recipeJson.toStdString();
+    req.calibration = setup.calibration.toStdString();
+    req.samples = setup.calibrationSamples;
+    req.seed = setup.seed;
+    req.dry_run = true;
+    backgroundCall<JobEstimate>(
+        this, [req] {
+            NullJobSink sink;
+            CancellationToken cancel;
+            return run_ptq(req, sink, cancel).estimate;
+        },
+        [this, generation, fits](const std::optional<JobEstimate>& e, const QString&) {
+            if (generation != m_planGeneration || !e) return;
+            QString line = tr("PTQ estimate: peak %1, %2 free, about %3.")
+                               .arg(QString::fromStdString(memory_text(e->peak_bytes)),
+                                    QString::fromStdString(e->available_bytes > 0 ? memory_text(e->available_bytes) : "?"),
+                                    QString::fromStdString(duration_text(e->seconds)));
+            if (!e->fits()) line += QLatin1Char(' ') + tr("It will not fit: %1.").arg(QString::fromStdString(e->advice));
+            m_recipe->setValidationMessage(fits + QLatin1Char('\n') + line, !e->fits());
         });
 }
 

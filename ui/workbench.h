@@ -106,6 +106,7 @@ private:
     void onSelectionChanged(const QList<qint64>& ids);
     void onJobFinished(JobRunner::Outcome outcome, const QString& message);
     void replanRecipe();
+    void estimateRun(int generation, const QString& fits);
     void report(const QString& error);
     void info(const QString& text);
     void rememberRecent(const QString& path);

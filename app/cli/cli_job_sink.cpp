@@ -7,6 +7,9 @@
 #include <csignal>
 #include <cstdio>
 
+#include "engine/core/job_estimate.h"
+#include "engine/core/process_memory.h"
+
 namespace ql::cli {
 
 std::string format_duration(double seconds) {
@@ -52,9 +55,16 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
         std::snprintf(v, sizeof v, "  %s %.4g", name.c_str(), value);
         line += v;
     }
+    // The memory lane: this process's resident memory beside the progress (mapped weights
+    // included), so a run heading for the machine's limit shows it before the kernel acts.
+    auto with_memory = [&line]() {
+        const ProcessMemory m = process_memory();
+        if (m.rss_bytes > 0) line += "  RSS " + memory_text(static_cast<double>(m.rss_bytes));
+    };
     if (tty_) {
         if (!complete && now - last_print_ < std::chrono::milliseconds(100)) return;
         last_print_ = now;
+        with_memory();
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
         line_open_ = true;
         if (complete) finish_line();
@@ -64,6 +74,7 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
         if (!complete && !first && (decile <= last_decile_ || now - last_print_ < std::chrono::seconds(5))) return;
         last_decile_ = std::max(decile, 0);
         last_print_ = now;
+        with_memory();
         std::fprintf(stderr, "%s\n", line.c_str());
     }
     std::fflush(stderr);

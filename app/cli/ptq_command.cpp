@@ -16,6 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/api/eval_api.h"
 #include "engine/api/ptq_api.h"
+#include "engine/core/job_estimate.h"
 
 namespace ql::cli {
 namespace {
@@ -23,7 +24,8 @@ namespace {
 std::string usage() {
     std::string presets;
     for (const std::string& p : recipe_preset_names()) presets += (presets.empty() ? "" : ", ") + p;
-    return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json]\n"
+    return "quantlab-cli ptq MODEL --recipe R --calib D [--out DIR] [--force] [--project P.qlab] [--json] [--dry-run]\n"
+           "    [--ignore-memory-estimate]\n"
            "    [--device cpu|cuda|cuda:N]\n"
            "    [--samples N] [--seq-len T] [--batch-size B] [--seed S] [--dtype uint16|uint32] [--eval-data E]\n"
            "    [--imatrix F] [--eval-pairs P]\n"
@@ -41,6 +43,11 @@ std::string usage() {
            "(replaces the recipe's \"imatrix\").\n"
            "--kv-cache / --rotate put a KV-cache format / a rotation on top of R (its kv_cache / rotation section is\n"
            "replaced; docs/RECIPES.md), as Model Optimizer's --kv_cache_qformat does.\n"
+           "Before any work the peak memory and time are estimated from the model's shapes, the recipe, the data and a\n"
+           "short measurement of this machine; --dry-run prints the estimate and stops, and a run whose peak would not fit\n"
+           "in the free memory stops with what it needs, what is free and which setting lowers it\n"
+           "(--ignore-memory-estimate runs anyway). Decoders run layer by layer (docs/RECIPES.md \"Layer by layer\"); above\n"
+           "1 GB of weights the checkpoint is written block by block. MODEL may be a Hugging Face id in the local cache.\n"
            "Ctrl-C cancels (exit code 130) and leaves no partial output.";
 }
 
@@ -83,10 +90,25 @@ void print_text(const PtqSummary& s) {
     std::printf("seconds      %.2f\n", s.seconds);
 }
 
+nlohmann::json estimate_json(const JobEstimate& e) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const JobEstimate::Part& part : e.parts) parts.push_back({{"what", part.what}, {"bytes", part.bytes}});
+    return {{"job", e.job},
+            {"peak_bytes", e.peak_bytes},
+            {"current_bytes", e.current_bytes},
+            {"available_bytes", e.available_bytes},
+            {"fits", e.fits()},
+            {"parts", parts},
+            {"seconds", e.seconds},
+            {"work_flops", e.work_flops},
+            {"gflops", e.gflops},
+            {"advice", e.advice}};
+}
+
 int run(const std::vector<std::string>& args) {
     ArgParser p("ptq", {"--recipe", "--calib", "--out", "--project", "--samples", "--seq-len", "--batch-size", "--seed", "--dtype",
                         "--eval-data", "--imatrix", "--eval-pairs", "--kv-cache", "--rotate", "--device"},
-                {"--json", "--force"});
+                {"--json", "--force", "--dry-run", "--ignore-memory-estimate"});
     p.parse(args);
     if (p.positional().empty()) throw UserError("ptq: missing MODEL (an HF model folder or 'demo')");
     if (p.positional().size() > 1) throw UserError("ptq: unexpected argument '" + p.positional()[1] + "'");
@@ -105,6 +127,23 @@ int run(const std::vector<std::string>& args) {
     req.imatrix = p.value("--imatrix").value_or("");
     req.kv_cache = p.value("--kv-cache").value_or("");
     req.rotate = p.value("--rotate").value_or("");
+    req.dry_run = p.has("--dry-run");
+    req.ignore_memory_estimate = p.has("--ignore-memory-estimate");
+    if (req.dry_run) {
+        CliJobSink quiet(true);
+        CancellationToken none;
+        const PtqSummary s = run_ptq(req, quiet, none);
+        if (p.has("--json"))
+            std::printf("%s\n", nlohmann::json({{"model", s.model_path},
+                                                 {"recipe", s.recipe_name},
+                                                 {"calibration_examples", s.calibration_examples},
+                                                 {"estimate", estimate_json(s.estimate)}})
+                                     .dump(2)
+                                     .c_str());
+        else
+            std::printf("%s", job_estimate_text(s.estimate).c_str());
+        return 0;
+    }
     const std::optional<std::string> eval_data = p.value("--eval-data");
     if (eval_data && req.out_dir.empty()) throw UserError("ptq: --eval-data needs --out (the checkpoint to evaluate)");
     const std::string eval_pairs = p.value("--eval-pairs").value_or("");

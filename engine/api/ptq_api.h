@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/job_estimate.h"
 #include "engine/jobs/job.h"
 
 namespace ql {
@@ -14,6 +15,7 @@ namespace ql {
 struct PtqRequest {
     std::string model;            // HF folder, QuantLab checkpoint, or "demo"
     std::string recipe;           // preset name (NVFP4_DEFAULT ...) or recipe JSON file
+    std::string recipe_json;      // or the recipe itself as JSON text (then `recipe` only names it in messages)
     std::string calibration;      // data path or built-in spec (docs/DATA.md); training split
     std::string out_dir;          // the quantized checkpoint folder to write ("" = do not save)
     bool force = false;           // replace an existing out_dir
@@ -29,6 +31,14 @@ struct PtqRequest {
     std::string kv_cache;
     std::string rotate;
     std::string device = "cpu";  // where models and data live: cpu | cuda | cuda:N (engine/core/compute_device.h)
+    // Decoders whose weights take more bytes than this are quantized layer by layer with the
+    // checkpoint written block by block (shards + indexes) and each finished block's memory given
+    // back; smaller ones are saved whole afterwards (one model.safetensors).
+    int64_t stream_checkpoint_above_bytes = int64_t{1} << 30;
+    // Only the pre-flight estimate (PtqSummary::estimate): nothing is quantized or written.
+    bool dry_run = false;
+    // Run even when the estimate says the peak will not fit in the free memory.
+    bool ignore_memory_estimate = false;
 };
 
 // One layer's outcome (see engine/ptq/ptq_pipeline.h for the definitions).
@@ -57,12 +67,16 @@ struct KvCacheMemorySummary {
 };
 
 struct PtqSummary {
+    // The pre-flight estimate (engine/core/job_estimate.h), made once the model, recipe and data
+    // are checked and before any work; a run that would not fit stops there with a UserError.
+    JobEstimate estimate;
     std::string model_path, recipe_name, method, calibration, out_dir;
     std::string recipe_json;      // the recipe as applied (canonical JSON)
     int64_t calibration_examples = 0;
     int64_t parameters = 0, quantized_parameters = 0;
     double bits_per_parameter = 0, model_bytes = 0, fp16_bytes = 0;
     double seconds = 0;
+    double peak_rss_bytes = 0;    // the process's peak resident memory when the run ended (VmHWM)
     std::vector<PtqLayerSummary> layers;
     std::string kv_cache = "off";             // the recipe's KV cache, described
     std::string rotation = "off";             // the recipe's rotation, described
@@ -71,10 +85,13 @@ struct PtqSummary {
     KvCacheMemorySummary kv_memory;
 };
 
-// Validates everything first (model, recipe against the model, data), then runs the pipeline
-// and writes out_dir (with ptq_report.json and ptq_report.csv) atomically. Progress phases:
-// "load", "calibrate", "smoothquant" / "awq" / "gptq", "measure", "save". UserError for bad
-// input; JobCancelled leaves no partial output.
+// Validates everything first (model, recipe against the model, data), estimates the peak memory
+// and time (PtqSummary::estimate; a UserError naming what is needed, what is free and which
+// setting lowers it when the peak will not fit, unless ignore_memory_estimate; dry_run stops
+// here), then runs the pipeline and writes out_dir (with ptq_report.json and ptq_report.csv)
+// atomically. Progress phases: "load", then "ptq" (layer by layer) or "calibrate", "smoothquant"
+// / "awq" / "gptq", "measure" (whole model), then "save". UserError for bad input; JobCancelled
+// leaves no partial output.
 PtqSummary run_ptq(const PtqRequest& request, JobSink& sink, const CancellationToken& cancel);
 
 // The report files' contents.

@@ -122,7 +122,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     }
 
     sink.progress(0, 0, "load");
-    OpenedModel student = open_model(req.model);
+    OpenedModel student = open_model(req.model, WeightStorage::Float32Copy);  // trained in place
     move_opened_model(student, device);  // before the recipe's quantizers and the optimizer
     std::unique_ptr<QuantizedModel> own_quantization;
     QuantizedModel* q = student.quantization.get();

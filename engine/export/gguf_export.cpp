@@ -23,6 +23,7 @@
 #include "engine/export/gguf_type_mix.h"
 #include "engine/formats/format_codec.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/file_bytes.h"
 #include "engine/io/gguf_decode.h"
 #include "engine/io/imatrix_file.h"
 #include "engine/loading/model_source.h"
@@ -221,7 +222,11 @@ GgufExportResult export_gguf(const std::string& model_arg, const std::string& ou
             LayerQuantizer* lq = s.quantizer;
             s.values = [param, lq, heads]() {
                 at::Tensor w = (lq ? lq->quantized_weight() : param).detach().to(at::kFloat);
-                return heads ? gguf_permute_rows(w, heads) : w.contiguous();
+                w = heads ? gguf_permute_rows(w, heads) : w.contiguous();
+                // Written once: a weight kept as stored (a mapped BF16 file) need not stay
+                // resident, so exporting a model larger than memory streams through it.
+                if (!lq && param.device().is_cpu()) release_mapped_pages(param.data_ptr(), param.nbytes());
+                return w;
             };
             if (lq && s.recipe_type)
                 s.fp_values = [lq, heads]() {

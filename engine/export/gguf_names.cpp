@@ -10,6 +10,11 @@
 namespace ql {
 
 std::string gguf_architecture(const ModelConfig& config) {
+    // Qwen3 runs as a Llama with q_norm / k_norm here; llama.cpp's qwen3 architecture (its
+    // attn_q_norm / attn_k_norm tensors, no Q/K row permutation) is not written yet.
+    if (config.qk_norm)
+        throw UserError("GGUF export: model type '" + config.model_type +
+                        "' (per-head q_norm / k_norm) is not supported yet (Llama-family, Qwen2 and GPT-2 decoders and BERT encoders are)");
     if (config.architecture == "llama" || config.architecture == "qwen2" || config.architecture == "gpt2" ||
         config.architecture == "bert")
         return config.architecture;

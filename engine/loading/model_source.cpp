@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
@@ -22,8 +24,68 @@
 
 namespace ql {
 
+namespace {
+
+std::string environment(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+// huggingface_hub's repo id rule (validate_repo_id): "name" or "owner/name", letters, digits,
+// '-', '_', '.', no "--" or "..", not starting or ending with '-' or '.'; at most 96 characters.
+bool looks_like_repo_id(const std::string& id) {
+    if (id.empty() || id.size() > 96 || id.find("--") != std::string::npos || id.find("..") != std::string::npos) return false;
+    if (std::count(id.begin(), id.end(), '/') != 1) return false;  // a bare name would be a relative path
+    for (char c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '/') return false;
+    const size_t slash = id.find('/');
+    for (const std::string part : {id.substr(0, slash), id.substr(slash + 1)})
+        if (part.empty() || part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.') return false;
+    return true;
+}
+
+std::string read_ref(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::string commit;
+    std::getline(in, commit);
+    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+    return commit;
+}
+
+}  // namespace
+
+std::string hugging_face_hub_cache() {
+    if (std::string v = environment("HF_HUB_CACHE"); !v.empty()) return v;
+    if (std::string v = environment("HUGGINGFACE_HUB_CACHE"); !v.empty()) return v;  // the older name
+    if (std::string v = environment("HF_HOME"); !v.empty()) return v + "/hub";
+    if (std::string v = environment("XDG_CACHE_HOME"); !v.empty()) return v + "/huggingface/hub";
+    return environment("HOME") + "/.cache/huggingface/hub";
+}
+
 std::string resolve_model_path(const std::string& model) {
-    if (model != "demo") return model;
+    if (model != "demo") {
+        std::error_code ec;
+        if (std::filesystem::exists(model, ec)) return model;
+        const size_t at = model.find('@');
+        const std::string id = model.substr(0, at);
+        const std::string revision = at == std::string::npos ? "main" : model.substr(at + 1);
+        if (!looks_like_repo_id(id) || revision.empty()) return model;
+        const std::string cache = hugging_face_hub_cache();
+        const std::filesystem::path repo = std::filesystem::path(cache) / ("models--" + id.substr(0, id.find('/')) + "--" +
+                                                                           id.substr(id.find('/') + 1));
+        if (!std::filesystem::is_directory(repo, ec))
+            throw UserError(model + ": neither a path nor a model in the Hugging Face cache (" + repo.string() +
+                            " does not exist; QuantLab does not download: fetch it with `huggingface-cli download " + id +
+                            "`, or set HF_HOME / HF_HUB_CACHE to the cache that holds it)");
+        // A branch or tag names a file under refs/ holding the commit; a commit names its snapshot.
+        std::string commit = revision;
+        if (std::filesystem::is_regular_file(repo / "refs" / revision, ec)) commit = read_ref(repo / "refs" / revision);
+        const std::filesystem::path snapshot = repo / "snapshots" / commit;
+        if (commit.empty() || !std::filesystem::is_directory(snapshot, ec))
+            throw UserError(model + ": the Hugging Face cache " + repo.string() + " has no snapshot for revision '" + revision +
+                            "'" + (commit != revision ? " (refs/" + revision + " names " + commit + ")" : ""));
+        return snapshot.string();
+    }
     const std::string dir = shipped_demo_dir();
     if (!demo_model_complete(dir))
         throw UserError("demo: the shipped demo model is missing from " + dir +
@@ -78,7 +140,7 @@ void set_sentence_encoder(OpenedModel& m, const std::shared_ptr<const Tokenizer>
 
 }  // namespace
 
-OpenedModel open_model(const std::string& model) {
+OpenedModel open_model(const std::string& model, WeightStorage storage) {
     OpenedModel m;
     m.path = resolve_model_path(model);
     if (is_gguf_file(m.path)) {
@@ -91,7 +153,7 @@ OpenedModel open_model(const std::string& model) {
         m.model = std::move(h.model);
         m.quantization = std::move(h.quantization);
     } else {
-        m.model = load_hf_model(m.path);
+        m.model = load_hf_model(m.path, storage);
         m.quantization = load_quantization(*m.model, m.path);
     }
     const ModelConfig& c = m.model->config();

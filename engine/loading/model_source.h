@@ -33,12 +33,24 @@ struct OpenedModel {
     std::shared_ptr<const GgufSource> gguf;
 };
 
-// "demo" -> the shipped demo folder (a UserError naming it when it is missing); anything else is
-// returned unchanged. A retrained demo is a folder like any other: it is opened by its path.
+// "demo" -> the shipped demo folder (a UserError naming it when it is missing). A Hugging Face
+// model id ("HuggingFaceTB/SmolLM2-135M-Instruct", optionally "@revision": a branch or tag under
+// refs/, or a commit hash) that is not an existing path -> its snapshot folder in the local
+// Hugging Face cache, as huggingface_hub lays it out (HF_HUB_CACHE, else HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub or ~/.cache/huggingface/hub; models--owner--name/refs/main
+// holds the commit, snapshots/<commit>/ the files, linked to blobs/). Offline: nothing is
+// downloaded; an id that is not in the cache is a UserError naming where it looked. Anything
+// else is returned unchanged. A retrained demo is a folder like any other: it is opened by its path.
 std::string resolve_model_path(const std::string& model);
 
+// The Hugging Face cache folder that resolve_model_path searches (the environment as above).
+std::string hugging_face_hub_cache();
+
 // A quantized checkpoint opens as its quantized model (quantizers installed, state restored).
-OpenedModel open_model(const std::string& model);
+// `storage`: an HF folder's weights as stored (memory-mapped BF16 / F16 / F32; the default) or
+// as owned float32 copies (training: QAT / QAD update them in place). GGUF files and Model
+// Optimizer checkpoints are decoded to float32 either way.
+OpenedModel open_model(const std::string& model, WeightStorage storage = WeightStorage::AsStored);
 
 // Moves the model to `device` (engine/models/model_device.h move_model), a quantized checkpoint
 // with its quantizers' state (engine/quant/quantized_model_device.h). Call before any other

@@ -22,6 +22,11 @@ public:
     // After ln_f, [B, T, hidden]; with a cache, of the tokens after the cached ones.
     at::Tensor hidden_states(const at::Tensor& input_ids, KvCache* cache = nullptr);
 
+    int64_t block_count() const override { return static_cast<int64_t>(blocks_.size()); }
+    at::Tensor embed(const at::Tensor& input_ids) override;
+    at::Tensor run_block(int64_t block, const at::Tensor& hidden) override;
+    at::Tensor head(const at::Tensor& hidden) override;
+
     // GPT2Model checkpoints (the original "gpt2" on the Hub) lack the "transformer." prefix.
     std::string canonical_name(const std::string& file_name) const override;
     // The causal-mask buffers attn.bias / attn.masked_bias of older checkpoints.
@@ -33,6 +38,9 @@ private:
         LinearLayer c_attn, attn_c_proj, c_fc, mlp_c_proj;
         AttentionSite attention;
     };
+    // Token and position embeddings of positions past..past+T-1 (ids checked).
+    at::Tensor embed_at(const at::Tensor& ids, int64_t past);
+    at::Tensor block_forward(size_t i, const at::Tensor& x, const at::Tensor& visible, KvCache* cache);
     EmbeddingLayer wte_, wpe_;
     std::vector<Block> blocks_;
     NormParams ln_f_;

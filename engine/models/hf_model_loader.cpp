@@ -9,7 +9,7 @@
 
 namespace ql {
 
-std::unique_ptr<Model> load_hf_model(const std::string& folder) {
+std::unique_ptr<Model> load_hf_model(const std::string& folder, WeightStorage storage) {
     struct stat st {};
     if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw UserError(folder + ": not a model folder (expected config.json and model.safetensors)");
@@ -18,12 +18,14 @@ std::unique_ptr<Model> load_hf_model(const std::string& folder) {
     std::map<std::string, at::Tensor> state;
     for (const std::string& name : checkpoint.names()) {
         const SafetensorsDtype dtype = checkpoint.info(name).dtype;
-        // Zero-copy views where LibTorch has the dtype (load_state copies into the parameters);
-        // FP8 and other codes as float32 copies.
+        // Zero-copy views where LibTorch has the dtype (AsStored keeps them, Float32Copy copies
+        // into the parameters); FP8 and other codes as float32 copies.
         state[name] = torch_dtype_of(dtype) ? safetensors_tensor(checkpoint, name) : load_float32(checkpoint, name);
     }
-    std::unique_ptr<Model> model = create_model_uninitialised(config);
-    load_state(*model, state, checkpoint.path());
+    // As stored: no storage of the model's own (the parameters are the file's tensors).
+    std::unique_ptr<Model> model = storage == WeightStorage::AsStored ? create_model_unallocated(config)
+                                                                       : create_model_uninitialised(config);
+    load_state(*model, state, checkpoint.path(), storage);
     return model;
 }
 

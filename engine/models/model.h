@@ -56,6 +56,25 @@ public:
     virtual at::Tensor forward_cached(const at::Tensor& input_ids, KvCache& cache, bool last_only = false);
     virtual bool generates_text() const { return false; }
 
+    // Layer-by-layer execution (the sequential PTQ pipeline, engine/ptq/ptq_pipeline.h): a
+    // decoder's forward in three parts, so that calibration data can pass one transformer block
+    // at a time, with the block's activations and nothing else in memory:
+    //   forward(ids) == head(run_block(n - 1, ... run_block(0, embed(ids)))), bit for bit
+    // (the same operations, residual stream stages and quantizer hooks included; positions start
+    // at 0, no KV cache). embed: ids [B, T] int64 -> hidden [B, T, hidden] float32; run_block:
+    // hidden -> hidden (block i = residual stream stages 2i+1, 2i+2); head: the final norm and
+    // lm_head, hidden -> logits [B, T, vocab]. block_count() is 0 for models that are not split
+    // (BERT, MLP, CNN), whose parts throw std::logic_error.
+    virtual int64_t block_count() const { return 0; }
+    virtual at::Tensor embed(const at::Tensor& input_ids);
+    virtual at::Tensor run_block(int64_t block, const at::Tensor& hidden);
+    virtual at::Tensor head(const at::Tensor& hidden);
+    // HF names of block i's parameters and quantizable layers ("model.layers.3." prefix), in
+    // registration order; the parameters outside every block (embeddings, final norm, lm_head).
+    std::vector<std::string> block_parameter_names(int64_t block) const;
+    std::vector<std::string> block_layer_names(int64_t block) const;
+    std::vector<std::string> unblocked_parameter_names() const;
+
     // Token models on a padded batch: input_ids [B, T] with attention_mask [B, T] (non-zero =
     // real token; undefined = all real). Decoders ignore the mask (their attention is causal, so
     // right padding does not change the outputs at real positions); encoders attend only to real
@@ -79,6 +98,8 @@ public:
     // Names in `skip` are left out without being copied (exports that write those tensors in
     // another form, e.g. packed quantized weights).
     std::vector<std::pair<std::string, at::Tensor>> file_state(const std::set<std::string>& skip = {}) const;
+    // file_state() of the named parameters only (in registration order; unknown names ignored).
+    std::vector<std::pair<std::string, at::Tensor>> file_state_of(const std::vector<std::string>& names) const;
 
     // The quantizable layers (Linear, Conv2d, Embedding), by HF module name, in forward order.
     // Pointers stay valid for the model's lifetime.
@@ -98,9 +119,31 @@ public:
 
     // Parameter count (tied weights once).
     int64_t parameter_count() const;
+    // Bytes the parameters take as held (stored dtypes; tied weights once).
+    int64_t parameter_bytes() const;
 
-    // requires_grad on every parameter (QAT / QAD training).
+    // requires_grad on every parameter (QAT / QAD training). Training needs owned float32
+    // parameters: requires_grad = true on a model that keeps weights as stored (below) is a
+    // std::logic_error; open such models with WeightStorage::Float32Copy.
     void set_requires_grad(bool requires_grad);
+
+    // Weights as stored (load_state with WeightStorage::AsStored): matrices may be BF16 / F16 /
+    // F32 tensors over a copy-on-write file mapping (a write gets private pages; the file is
+    // never changed; engine/io/file_bytes.h). Forwards convert
+    // them per use (QuantizableLayer::compute_weight). Code that changes a weight in place
+    // first makes it an owned float32 tensor here (tied uses follow); layers whose weight is
+    // already owned float32 are left as they are. Quantizer caches keyed on the old tensor are
+    // invalidated by the new storage, so call these before pinning anything.
+    void make_weight_float32(QuantizableLayer& layer);
+    void make_parameters_float32();
+    // Whether every parameter is an owned float32 tensor (what training and in-place edits need).
+    bool parameters_float32() const;
+    // Gives back the resident pages of the named parameters (HF names) that still lie in a
+    // file mapping (engine/io/file_bytes.h release_mapped_pages): their memory then
+    // costs nothing until the next read, which faults them in again from the page cache or the
+    // file. Other parameters are untouched. Layer-by-layer jobs call it for finished blocks.
+    // Returns the bytes released.
+    uint64_t release_parameter_pages(const std::vector<std::string>& names) const;
 
     // Checkpoint name handling (load_state): the model's name for a name found in a file
     // (prefix variants), and whether an unknown name may be skipped (buffers such as GPT-2's
@@ -123,6 +166,7 @@ protected:
         Init init = Init::Normal002;
         int64_t fan_in = 0;
         bool transposed_in_file = false;
+        std::vector<int64_t> shape;  // as the model uses it (the slot may still be unallocated)
     };
 
     // Registration, in forward order; each allocates the tensors (uninitialised) and records
@@ -136,17 +180,26 @@ protected:
     void add_embedding(EmbeddingLayer& layer, const std::string& name, int64_t count, int64_t dim);
     void add_conv(Conv2dLayer& layer, const std::string& name, int64_t in, int64_t out, int64_t kernel,
                   int64_t stride, int64_t padding);
-    void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias);
+    void add_norm(NormParams& norm, const std::string& name, int64_t dim, bool bias, Init weight_init = Init::Ones);
     void add_attention_site(AttentionSite& site, const std::string& name);  // sizes from config_
+    // std::logic_error unless 0 <= block < block_count().
+    void check_block_index(int64_t block) const;
 
     ModelConfig config_;
     ResidualStream residual_;
 
 private:
-    at::Tensor& add_parameter(at::Tensor& slot, const std::string& name, std::vector<int64_t> shape, Init init,
-                              int64_t fan_in, bool transposed_in_file = false);
+    // Registers the parameter; storage comes from allocate_parameters() or load_state.
+    void add_parameter(at::Tensor& slot, const std::string& name, std::vector<int64_t> shape, Init init,
+                       int64_t fan_in, bool transposed_in_file = false);
+    // Owned float32 storage (uninitialised) for every parameter.
+    void allocate_parameters();
+    // Tied layers share their embedding's tensor again after it was replaced.
+    void retie();
     friend class ModelStateLoader;
+    friend std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config);
     std::vector<Parameter> parameters_;
+    std::vector<std::pair<QuantizableLayer*, const EmbeddingLayer*>> ties_;
     std::vector<QuantizableLayer*> layers_;
     std::vector<AttentionSite*> sites_;
 };
@@ -157,11 +210,27 @@ std::unique_ptr<Model> create_model(const ModelConfig& config, uint64_t seed);
 // The same with parameters allocated but not initialised: for load_state to fill.
 std::unique_ptr<Model> create_model_uninitialised(const ModelConfig& config);
 
+// The same without storage: load_state fills every parameter (WeightStorage::AsStored keeps
+// the file's tensors; nothing of the model's size is allocated, so no memory check is made).
+std::unique_ptr<Model> create_model_unallocated(const ModelConfig& config);
+
+// How load_state gives parameters their values.
+enum class WeightStorage {
+    // Owned float32 copies of everything (training, code that edits weights in place).
+    Float32Copy,
+    // Matrices (Linear / Embedding / Conv weights) in F32, BF16 or F16 keep the given tensor
+    // itself, dtype and storage (a zero-copy view of a mapped file stays one; GPT-2 Conv1D
+    // weights become a transposed copy in the same dtype); vectors (norms, biases) and other
+    // dtypes (F64, FP8 decoded) become owned float32. Inspecting, evaluating, PTQ and exports
+    // then cost little beyond the mapping (docs/MODELS.md "Weights as stored").
+    AsStored,
+};
+
 // An HF model folder: config.json + model.safetensors (or model.safetensors.index.json and its
-// shards; engine/io/safetensors_checkpoint.h). Weights of any floating dtype (F32, BF16, F16,
-// F64, FP8) become float32 parameters. Missing or extra tensors and shape mismatches are
+// shards; engine/io/safetensors_checkpoint.h), weights as `storage` says (AsStored: memory-
+// mapped; F64 and FP8 become float32). Missing or extra tensors and shape mismatches are
 // UserErrors naming the file and tensor (load_state).
-std::unique_ptr<Model> load_hf_model(const std::string& folder);
+std::unique_ptr<Model> load_hf_model(const std::string& folder, WeightStorage storage = WeightStorage::AsStored);
 
 // What load_state did besides filling every parameter.
 struct LoadReport {
@@ -169,11 +238,13 @@ struct LoadReport {
 };
 
 // Replaces parameters from a name -> tensor map (HF names and file layouts, e.g. GPT-2 Conv1D
-// [in, out]; any floating dtype, converted to float32); every parameter must be present with
+// [in, out]; any floating dtype, stored as `storage` says); every parameter must be present with
 // the right shape; tied weights may be absent. A name that is neither a parameter nor
 // ignorable, a missing parameter, a shape mismatch, two file names for one parameter, or a
 // non-finite value are UserErrors naming `source_name` and the tensor. All checks run before
-// any parameter is changed.
-LoadReport load_state(Model& model, const std::map<std::string, at::Tensor>& state, const std::string& source_name);
+// any parameter is changed (the finiteness check reads each tensor once and gives a mapped
+// tensor's pages back afterwards, so checking a large file does not keep it resident).
+LoadReport load_state(Model& model, const std::map<std::string, at::Tensor>& state, const std::string& source_name,
+                      WeightStorage storage = WeightStorage::Float32Copy);
 
 }  // namespace ql

@@ -101,6 +101,34 @@ void read_head_layout(const ConfigReader& r, ModelConfig& c, const char* heads_k
     }
 }
 
+// One RoPE parameter object ({"rope_type"|"type", "rope_theta", factor, ...}) into theta and
+// scaling; `key` names it in errors.
+void read_rope_object(const ConfigReader& r, const nlohmann::json& params, const std::string& key, ModelConfig& c,
+                      double& theta, RopeScaling& scaling) {
+    const ConfigReader p(params, r.source(), key + ".");
+    theta = p.number("rope_theta", theta);
+    std::string type = p.string("rope_type", p.string("type", "default"));
+    if (type == "default") {
+        type.clear();
+    } else if (type == "linear") {
+        scaling.factor = p.number("factor");
+    } else if (type == "llama3") {
+        scaling.factor = p.number("factor");
+        scaling.low_freq_factor = p.number("low_freq_factor");
+        scaling.high_freq_factor = p.number("high_freq_factor");
+        // transformers' standardize_rope_params: falls back to max_position_embeddings.
+        scaling.original_max_positions = p.integer("original_max_position_embeddings", c.max_positions);
+        if (scaling.high_freq_factor <= scaling.low_freq_factor)
+            p.fail("high_freq_factor", "must be greater than low_freq_factor");
+        if (scaling.original_max_positions <= 0)
+            p.fail("original_max_position_embeddings", "must be positive");
+    } else {
+        p.fail("rope_type", "'" + type + "' is not supported (default, linear, llama3)");
+    }
+    if (!type.empty() && !(scaling.factor > 0)) p.fail("factor", "must be positive");
+    scaling.type = type;
+}
+
 void read_rope(const ConfigReader& r, ModelConfig& c) {
     // transformers >= 5: "rope_parameters": {"rope_type", "rope_theta", factor, ...};
     // older files: top-level "rope_theta" and "rope_scaling": {"type"|"rope_type", factor, ...}.
@@ -111,30 +139,24 @@ void read_rope(const ConfigReader& r, ModelConfig& c) {
     if (r.has("partial_rotary_factor") && r.number("partial_rotary_factor", 1.0) != 1.0)
         r.fail("partial_rotary_factor", "partial rotary embeddings are not supported (only 1.0)");
     if (!params) return;
-    const ConfigReader p(*params, r.source(), std::string(key) + ".");
-    if (!p.has("rope_type") && !p.has("type") && !p.has("rope_theta") && !params->empty())
+    if (!params->contains("rope_type") && !params->contains("type") && !params->contains("rope_theta") && !params->empty())
         r.fail(key, "per-layer-type RoPE parameters are not supported");
-    c.rope_theta = p.number("rope_theta", c.rope_theta);
-    std::string type = p.string("rope_type", p.string("type", "default"));
-    if (type == "default") {
-        type.clear();
-    } else if (type == "linear") {
-        c.rope_scaling.factor = p.number("factor");
-    } else if (type == "llama3") {
-        c.rope_scaling.factor = p.number("factor");
-        c.rope_scaling.low_freq_factor = p.number("low_freq_factor");
-        c.rope_scaling.high_freq_factor = p.number("high_freq_factor");
-        // transformers' standardize_rope_params: falls back to max_position_embeddings.
-        c.rope_scaling.original_max_positions = p.integer("original_max_position_embeddings", c.max_positions);
-        if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
-            p.fail("high_freq_factor", "must be greater than low_freq_factor");
-        if (c.rope_scaling.original_max_positions <= 0)
-            p.fail("original_max_position_embeddings", "must be positive");
-    } else {
-        p.fail("rope_type", "'" + type + "' is not supported (default, linear, llama3)");
+    read_rope_object(r, *params, key, c, c.rope_theta, c.rope_scaling);
+}
+
+// Attention layer types ("full_attention" / "sliding_attention"), one per layer.
+std::vector<bool> read_layer_types(const ConfigReader& r, int64_t layers) {
+    const json* types = r.find("layer_types");
+    if (!types->is_array()) r.fail("layer_types", "expected an array");
+    if (static_cast<int64_t>(types->size()) != layers)
+        r.fail("layer_types", "has " + std::to_string(types->size()) + " entries for " + std::to_string(layers) + " layers");
+    std::vector<bool> sliding;
+    for (const json& t : *types) {
+        if (t != "full_attention" && t != "sliding_attention")
+            r.fail("layer_types", "expected full_attention or sliding_attention, got " + t.dump());
+        sliding.push_back(t == "sliding_attention");
     }
-    if (!type.empty() && !(c.rope_scaling.factor > 0)) p.fail("factor", "must be positive");
-    c.rope_scaling.type = type;
+    return sliding;
 }
 
 ModelConfig parse_gpt2(const ConfigReader& r) {
@@ -165,6 +187,7 @@ ModelConfig parse_gpt2(const ConfigReader& r) {
 
 ModelConfig parse_llama_family(const ConfigReader& r, const std::string& model_type) {
     ModelConfig c;
+    // Qwen3 is a Llama with q_norm / k_norm (and a plain attention_bias): architecture llama.
     c.architecture = model_type == "qwen2" ? "qwen2" : "llama";
     c.vocab_size = r.integer("vocab_size");
     c.hidden_size = r.integer("hidden_size");
@@ -184,6 +207,12 @@ ModelConfig parse_llama_family(const ConfigReader& r, const std::string& model_t
         c.attention_bias = true;  // Qwen2Attention: q/k/v with bias, o_proj without
         if (r.boolean("use_sliding_window", false))
             r.fail("use_sliding_window", "Qwen2 sliding-window layers are not supported");
+    } else if (model_type == "qwen3") {
+        // Qwen3Attention: q/k/v/o all with config.attention_bias; q_norm, k_norm over head_dim.
+        c.attention_bias = c.attention_out_bias = r.boolean("attention_bias", false);
+        c.qk_norm = true;
+        if (r.boolean("use_sliding_window", false))
+            r.fail("use_sliding_window", "Qwen3 sliding-window layers are not supported");
     } else {  // mistral
         c.sliding_window = r.integer("sliding_window", 0);
         if (c.sliding_window < 0) r.fail("sliding_window", "must be positive or null");
@@ -194,6 +223,69 @@ ModelConfig parse_llama_family(const ConfigReader& r, const std::string& model_t
             if (!t.is_string() || (t != "full_attention" && !(t == "sliding_attention" && c.sliding_window > 0)))
                 r.fail("layer_types", "only full_attention layers are supported, got " + t.dump());
     }
+    return c;
+}
+
+// Gemma3ForCausalLM (model_type gemma3_text; transformers' Gemma3TextConfig defaults).
+ModelConfig parse_gemma3(const ConfigReader& r) {
+    ModelConfig c;
+    c.architecture = "gemma3";
+    c.vocab_size = r.integer("vocab_size");
+    c.hidden_size = r.integer("hidden_size");
+    c.num_layers = r.integer("num_hidden_layers");
+    c.num_heads = r.integer("num_attention_heads");
+    c.intermediate_size = r.integer("intermediate_size");
+    c.max_positions = r.integer("max_position_embeddings", 131072);
+    c.num_kv_heads = r.integer("num_key_value_heads", 4);
+    c.head_dim = r.integer("head_dim", 256);
+    c.norm_eps = r.number("rms_norm_eps", 1e-6);
+    c.activation = r.string("hidden_activation", r.string("hidden_act", "gelu_pytorch_tanh"));
+    c.tie_embeddings = r.boolean("tie_word_embeddings", true);
+    c.attention_bias = c.attention_out_bias = r.boolean("attention_bias", false);
+    c.qk_norm = true;
+    c.query_pre_attn_scalar = r.number("query_pre_attn_scalar", 256);
+    c.attn_logit_softcapping = r.number("attn_logit_softcapping", 0);
+    c.final_logit_softcapping = r.number("final_logit_softcapping", 0);
+    if (c.query_pre_attn_scalar <= 0) r.fail("query_pre_attn_scalar", "must be positive");
+    if (c.attn_logit_softcapping < 0) r.fail("attn_logit_softcapping", "must be positive or null");
+    if (c.final_logit_softcapping < 0) r.fail("final_logit_softcapping", "must be positive or null");
+    if (r.boolean("use_bidirectional_attention", false))
+        r.fail("use_bidirectional_attention", "bidirectional attention is not supported");
+    if (c.num_heads <= 0) r.fail("num_attention_heads", "must be positive, got " + std::to_string(c.num_heads));
+    c.sliding_window = r.integer("sliding_window", 4096);
+    if (c.sliding_window <= 0) r.fail("sliding_window", "must be positive");
+    if (r.has("layer_types")) {
+        c.sliding_layers = read_layer_types(r, c.num_layers);
+    } else {
+        // Older configs: every sliding_window_pattern-th layer is global (Gemma3TextConfig).
+        const int64_t pattern = r.integer("sliding_window_pattern", 6);
+        if (pattern <= 0) r.fail("sliding_window_pattern", "must be positive");
+        for (int64_t i = 0; i < c.num_layers; ++i) c.sliding_layers.push_back((i + 1) % pattern != 0);
+    }
+    if (r.has("partial_rotary_factor") && r.number("partial_rotary_factor", 1.0) != 1.0)
+        r.fail("partial_rotary_factor", "partial rotary embeddings are not supported (only 1.0)");
+    // RoPE (Gemma3TextConfig.convert_rope_params_to_dict): global layers rope_theta (1e6) with
+    // rope_scaling, sliding layers rope_local_base_freq (1e4) unscaled; transformers >= 5 writes
+    // "rope_parameters": {"full_attention": {...}, "sliding_attention": {...}}.
+    c.rope_theta = r.number("rope_theta", 1000000.0);
+    c.rope_local_theta = r.number("rope_local_base_freq", 10000.0);
+    if (const json* params = r.object("rope_parameters")) {
+        const ConfigReader p(*params, r.source(), "rope_parameters.");
+        for (auto it = params->begin(); it != params->end(); ++it)
+            if (it.key() != "full_attention" && it.key() != "sliding_attention")
+                p.fail(it.key(), "expected full_attention and sliding_attention entries");
+        if (const json* full = p.object("full_attention"))
+            read_rope_object(r, *full, "rope_parameters.full_attention", c, c.rope_theta, c.rope_scaling);
+        if (const json* local = p.object("sliding_attention")) {
+            RopeScaling none;
+            read_rope_object(r, *local, "rope_parameters.sliding_attention", c, c.rope_local_theta, none);
+            if (!none.type.empty())
+                p.fail("sliding_attention.rope_type", "scaled RoPE on the sliding layers is not supported");
+        }
+    } else if (const json* scaling = r.object("rope_scaling")) {
+        read_rope_object(r, *scaling, "rope_scaling", c, c.rope_theta, c.rope_scaling);
+    }
+    if (!(c.rope_local_theta > 0)) r.fail("rope_local_base_freq", "must be positive");
     return c;
 }
 
@@ -256,8 +348,8 @@ void validate_model_config(const ModelConfig& c, const std::string& source) {
         if (c.image_size % 4 != 0) fail("image_size", "must be divisible by 4 (two 2x2 poolings)");
         return;
     }
-    if (a != "gpt2" && a != "llama" && a != "qwen2" && a != "bert")
-        fail("architecture", "unknown architecture '" + a + "' (gpt2, llama, qwen2, bert, mlp, cnn)");
+    if (a != "gpt2" && a != "llama" && a != "qwen2" && a != "gemma3" && a != "bert")
+        fail("architecture", "unknown architecture '" + a + "' (gpt2, llama, qwen2, gemma3, bert, mlp, cnn)");
     positive("vocab_size", c.vocab_size);
     positive("hidden_size", c.hidden_size);
     positive("num_layers", c.num_layers);
@@ -280,6 +372,8 @@ void validate_model_config(const ModelConfig& c, const std::string& source) {
     }
     if (a == "bert") positive("type_vocab_size", c.type_vocab_size);
     if (c.sliding_window < 0) fail("sliding_window", "must not be negative");
+    if (!c.sliding_layers.empty() && static_cast<int64_t>(c.sliding_layers.size()) != c.num_layers)
+        fail("layer_types", "one entry per layer expected");
 }
 
 ModelConfig parse_hf_config(const std::string& text, const std::string& source) {
@@ -296,17 +390,26 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
     ModelConfig c;
     if (type == "gpt2") {
         c = parse_gpt2(r);
-    } else if (type == "llama" || type == "mistral" || type == "qwen2") {
+    } else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3") {
         c = parse_llama_family(r, type);
+    } else if (type == "gemma3_text") {
+        c = parse_gemma3(r);
+    } else if (type == "gemma3") {
+        r.fail("model_type", "'gemma3' (Gemma3ForConditionalGeneration, text and vision) is not supported; the text-only "
+                             "Gemma 3 models (gemma3_text: Gemma3ForCausalLM, e.g. gemma-3-270m, gemma-3-1b) are");
     } else if (type == "bert") {
         c = parse_bert(r);
     } else {
-        r.fail("model_type", "'" + type + "' is not supported (gpt2, llama, mistral, qwen2, bert)");
+        r.fail("model_type", "'" + type + "' is not supported (gpt2, llama, mistral, qwen2, qwen3, gemma3_text, bert)");
     }
     c.model_type = type;
+    // transformers >= 5 writes "dtype", older versions "torch_dtype"; informative (the weights'
+    // own dtypes decide), used for memory estimates before the weights are opened.
+    c.dtype = r.string("dtype", r.string("torch_dtype", ""));
     validate_model_config(c, source);
-    // Before any tensor is allocated: a config that asks for more than the machine holds.
-    require_model_fits_memory(c, source);
+    // Before any tensor is allocated: a config that asks for more than the machine holds (as
+    // stored: a BF16 checkpoint is mapped at 2 bytes per parameter, not converted).
+    require_model_fits_memory(c, source, config_dtype_bytes(c));
     return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/models/sentence_embedding_config.h"
 
@@ -22,12 +23,13 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-    // gpt2 | llama (also mistral, TinyLlama, SmolLM, Llama 2/3 and the built-in demo decoder) |
-    // qwen2 | bert | mlp | cnn. The demo decoder is a plain "llama" (so that exports of it load
+    // gpt2 | llama (also mistral, TinyLlama, SmolLM, Llama 2/3, Qwen3 and the built-in demo
+    // decoder) | qwen2 | gemma3 (Gemma 3 text: gemma3_text) | bert | mlp | cnn. The demo decoder is a plain "llama" (so that exports of it load
     // in transformers and llama.cpp unchanged); `name` says it is the demo.
     std::string architecture;
     std::string model_type;          // as written in config.json ("mistral", "llama", ...)
     std::string name;                // display name: "quantlab-demo", "quantlab-mlp", ... or ""
+    std::string dtype;               // config.json torch_dtype / dtype ("bfloat16", "float32"), "" if absent
     int64_t vocab_size = 0;
     int64_t hidden_size = 0;         // MLP: hidden width; CNN: conv1 channels (conv2 has 2x)
     int64_t num_layers = 0;          // MLP: hidden layers (fc1..fcN, then the classifier)
@@ -40,6 +42,16 @@ struct ModelConfig {
     double rope_theta = 10000.0;
     RopeScaling rope_scaling;
     int64_t sliding_window = 0;      // Mistral: key j is visible from query i iff i-w < j <= i; 0 = off
+    // Gemma 3: per layer, whether it attends within sliding_window (true) or to every earlier
+    // position; empty = every layer as sliding_window says.
+    std::vector<bool> sliding_layers;
+    bool qk_norm = false;            // Qwen3, Gemma 3: RMSNorm of each query / key head before RoPE
+    // Gemma 3: the sliding layers' RoPE (rope_local_base_freq; default, unscaled), the global
+    // layers using rope_theta / rope_scaling.
+    double rope_local_theta = 10000.0;
+    double query_pre_attn_scalar = 0;     // Gemma: scores scaled by this^-1/2 (0: head_dim^-1/2)
+    double attn_logit_softcapping = 0;    // Gemma: cap * tanh(scores / cap) before the mask; 0 = off
+    double final_logit_softcapping = 0;   // Gemma: the same on the logits
     bool tie_embeddings = false;     // lm_head shares the input embedding's weight tensor
     bool attention_bias = false;     // q/k/v biases (Qwen2, GPT-2, BERT, Llama attention_bias)
     bool attention_out_bias = false; // o_proj / c_proj / attention.output.dense bias

@@ -22,7 +22,8 @@ Count linear(Count in, Count out, bool bias) { return add(mul(in, out), bias ? o
 Count llama_block(const ModelConfig& c) {
     const Count h = u(c.hidden_size), q = mul(u(c.num_heads), u(c.head_dim)), kv = mul(u(c.num_kv_heads), u(c.head_dim));
     const Count m = u(c.intermediate_size);
-    Count n = mul(2, h);  // input_layernorm, post_attention_layernorm (weights only)
+    Count n = mul(c.architecture == "gemma3" ? 4 : 2, h);  // the block's norms (weights only; Gemma 3: four)
+    if (c.qk_norm) n = add(n, mul(2, u(c.head_dim)));  // q_norm, k_norm
     n = add(n, linear(h, q, c.attention_bias));
     n = add(n, linear(h, kv, c.attention_bias));
     n = add(n, linear(h, kv, c.attention_bias));
@@ -67,7 +68,7 @@ std::optional<uint64_t> model_parameter_count(const ModelConfig& c) {
         return add(n, linear(mul(mul(mul(2, h), side), side), u(c.num_classes), true));  // fc
     }
     const Count head = c.tie_embeddings ? Count(0) : mul(h, vocab);
-    if (a == "llama" || a == "qwen2") {
+    if (a == "llama" || a == "qwen2" || a == "gemma3") {
         const Count n = add(mul(vocab, h), mul(llama_block(c), layers));
         return add(add(n, h), head);  // model.norm, lm_head
     }
@@ -85,9 +86,15 @@ std::optional<uint64_t> model_parameter_count(const ModelConfig& c) {
     return 0;
 }
 
-void require_model_fits_memory(const ModelConfig& c, const std::string& source) {
+int config_dtype_bytes(const ModelConfig& c) {
+    if (c.dtype == "bfloat16" || c.dtype == "float16") return 2;
+    if (c.dtype == "float64") return 8;
+    return 4;
+}
+
+void require_model_fits_memory(const ModelConfig& c, const std::string& source, int bytes_per_parameter) {
     const Count params = model_parameter_count(c);
-    const Count bytes = mul(params, Count(sizeof(float)));
+    const Count bytes = mul(params, Count(static_cast<uint64_t>(bytes_per_parameter)));
     if (bytes && *bytes <= physical_memory_bytes()) return;
     // The sizes under config.json's names for this model type, each with the largest value a
     // published model uses (Llama 3.1 405B: hidden 16384, 126 layers, MLP 53248, 128 heads;
@@ -110,7 +117,7 @@ void require_model_fits_memory(const ModelConfig& c, const std::string& source) 
                  {gpt2 ? "n_embd" : "hidden_size", c.hidden_size, 20480},
                  {gpt2 ? "n_layer" : "num_hidden_layers", c.num_layers, 128},
                  {gpt2 ? "n_inner" : "intermediate_size", c.intermediate_size, 65536}};
-        if (c.architecture == "llama" || c.architecture == "qwen2") {
+        if (c.architecture == "llama" || c.architecture == "qwen2" || c.architecture == "gemma3") {
             sizes.push_back({"num_attention_heads", c.num_heads, 128});
             // Named but never blamed: both default to values derived from the keys above.
             constexpr double kDerived = std::numeric_limits<double>::infinity();
@@ -132,7 +139,8 @@ void require_model_fits_memory(const ModelConfig& c, const std::string& source) 
         blamed ? source + ": key '" + blamed->key + "' = " + std::to_string(blamed->value) : source + ": the model's sizes";
     require_allocatable(bytes, where,
                         "the model's " + (params ? std::to_string(*params) : std::string("more than 2^64")) +
-                            " parameters (" + listed + ") as float32");
+                            " parameters (" + listed + ") as " +
+                            (bytes_per_parameter == 4 ? std::string("float32") : bytes_per_parameter == 8 ? std::string("float64") : c.dtype));
 }
 
 }  // namespace ql

@@ -23,6 +23,12 @@ std::optional<uint64_t> model_parameter_count(const ModelConfig& config);
 // what published models use, or "<source>: the model's sizes: ..." when none is (a real model too
 // large for this machine). Key names are config.json's for the model type (n_embd for GPT-2,
 // hidden_size for Llama and BERT, ...).
-void require_model_fits_memory(const ModelConfig& config, const std::string& source);
+// `bytes_per_parameter`: 4 (float32, what create_model allocates) or the checkpoint's element size
+// (2 for config.json's torch_dtype bfloat16 / float16: what a model opened as stored maps).
+void require_model_fits_memory(const ModelConfig& config, const std::string& source, int bytes_per_parameter = 4);
+
+// Bytes per parameter of config.json's dtype ("bfloat16", "float16" -> 2, "float64" -> 8), 4
+// otherwise (float32 or absent).
+int config_dtype_bytes(const ModelConfig& config);
 
 }  // namespace ql

@@ -7,6 +7,7 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/mv.h>
+#include <c10/core/ScalarType.h>
 
 #include <vector>
 
@@ -26,6 +27,11 @@ at::Tensor QuantizableLayer::effective_weight() const {
     return weight_quantizer ? weight_quantizer(weight) : weight;
 }
 
+at::Tensor QuantizableLayer::compute_weight(at::ScalarType dtype) const {
+    const at::Tensor w = effective_weight();
+    return w.scalar_type() == dtype ? w : w.to(dtype);
+}
+
 at::Tensor QuantizableLayer::quantize_input(const at::Tensor& x) const {
     const at::Tensor rotated = input_rotation ? input_rotation(x) : x;
     return input_quantizer ? input_quantizer(rotated) : rotated;
@@ -33,7 +39,8 @@ at::Tensor QuantizableLayer::quantize_input(const at::Tensor& x) const {
 
 at::Tensor LinearLayer::forward(const at::Tensor& x) const {
     const at::Tensor in = quantize_input(x);
-    const at::Tensor w = effective_weight();
+    // The weight in the input's dtype (a BF16 checkpoint kept as stored computes in FP32 here).
+    const at::Tensor w = compute_weight(in.scalar_type());
     // One row (a decode step of text generation): a matrix-vector product. OpenBLAS 0.3.21's sgemm
     // packs the whole weight matrix even for a single row (36 % of a decode step of SmolLM2, perf);
     // sgemv reads it once. Later OpenBLAS versions forward such calls to gemv themselves.
@@ -56,12 +63,16 @@ at::Tensor LinearLayer::file_weight() const {
 }
 
 at::Tensor Conv2dLayer::forward(const at::Tensor& x) const {
-    return at::conv2d(quantize_input(x), effective_weight(), bias, {stride, stride}, {padding, padding},
+    const at::Tensor in = quantize_input(x);
+    return at::conv2d(in, compute_weight(in.scalar_type()), bias, {stride, stride}, {padding, padding},
                       {dilation, dilation}, groups);
 }
 
 at::Tensor EmbeddingLayer::forward(const at::Tensor& ids) const {
-    return at::embedding(effective_weight(), ids);
+    // Rows of a stored BF16 / F16 table are gathered first and converted after: the models
+    // compute in float32.
+    const at::Tensor rows = at::embedding(effective_weight(), ids);
+    return rows.scalar_type() == at::kFloat || !at::isFloatingType(rows.scalar_type()) ? rows : rows.to(at::kFloat);
 }
 
 }  // namespace ql

@@ -25,7 +25,10 @@ struct QuantizableLayer {
     virtual LayerKind kind() const = 0;
 
     std::string name;  // HF module name, without ".weight"
-    at::Tensor weight; // float32; layout per kind (below)
+    // Layout per kind (below). float32, or as the checkpoint stores it (BF16 / F16, possibly a
+    // read-only file mapping: Model::make_weight_float32 before writing; docs/MODELS.md
+    // "Weights as stored"). compute_weight() is what the forward multiplies with.
+    at::Tensor weight;
     at::Tensor bias;   // [out] float32 or undefined
     TensorHook weight_quantizer;  // applied to `weight` in every forward
     TensorHook input_quantizer;   // applied to the float input (Linear, Conv2d; Embedding: unused)
@@ -39,8 +42,11 @@ struct QuantizableLayer {
     // (FrozenEffectiveWeights sets and clears it). Undefined otherwise.
     at::Tensor frozen_weight;
     // The weight as forward uses it: frozen_weight when set, else weight_quantizer(weight), or
-    // weight when unset.
+    // weight when unset; in its own dtype (a BF16 weight without a quantizer stays BF16).
     at::Tensor effective_weight() const;
+    // effective_weight() in `dtype` (the input's: float32): a stored BF16 / F16 weight is
+    // converted for this one use (exactly: every BF16 / F16 value is a float32 value).
+    at::Tensor compute_weight(at::ScalarType dtype) const;
     // input_quantizer(input_rotation(x)), each when set.
     at::Tensor quantize_input(const at::Tensor& x) const;
 };

@@ -13,6 +13,7 @@
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/tanh.h>
 #include <ATen/ops/where.h>
 
 #include <cmath>
@@ -31,6 +32,12 @@ at::Tensor rms_norm(const at::Tensor& x, const NormParams& norm, double eps) {
     const at::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
     const at::Tensor normalized = x32 * at::rsqrt(variance + eps);
     return norm.weight * normalized.to(x.scalar_type());
+}
+
+at::Tensor gemma_rms_norm(const at::Tensor& x, const NormParams& norm, double eps) {
+    const at::Tensor x32 = x.to(at::kFloat);
+    const at::Tensor normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    return (normalized * (norm.weight.to(at::kFloat) + 1.0)).to(x.scalar_type());
 }
 
 at::Tensor activate(const at::Tensor& x, const std::string& activation) {
@@ -89,7 +96,7 @@ at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim) {
 }
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
-                     double scale) {
+                     double scale, double softcap) {
     const int64_t groups = q.size(1) / k.size(1);
     at::Tensor keys = k, values = v;
     if (groups > 1) {  // transformers repeat_kv
@@ -97,6 +104,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
         values = v.repeat_interleave(groups, 1);
     }
     at::Tensor scores = at::matmul(q, keys.transpose(-1, -2)) * scale;
+    if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
     scores = scores.masked_fill(visible.logical_not(), std::numeric_limits<float>::lowest());
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(values.scalar_type());
     const at::Tensor out = at::matmul(probs, values);  // [B, H, T, D]

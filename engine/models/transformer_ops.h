@@ -22,6 +22,9 @@ struct NormParams {
 at::Tensor layer_norm(const at::Tensor& x, const NormParams& norm, double eps);
 // LlamaRMSNorm: x / sqrt(mean(x^2) + eps) in float32, then weight * normalized.
 at::Tensor rms_norm(const at::Tensor& x, const NormParams& norm, double eps);
+// Gemma3RMSNorm: the same normalisation in float32, then normalized * (1 + weight) (weights are
+// stored as offsets from 1).
+at::Tensor gemma_rms_norm(const at::Tensor& x, const NormParams& norm, double eps);
 
 // transformers ACT2FN: gelu (exact erf), gelu_new and gelu_pytorch_tanh (tanh approximation),
 // silu / swish, relu.
@@ -48,9 +51,11 @@ at::Tensor causal_visibility(int64_t seq_len, int64_t sliding_window, const at::
 // Hq % Hkv == 0 (grouped-query attention: query head h uses kv head h / (Hq / Hkv), i.e.
 // repeat_kv). `visible` is bool, broadcastable to [B, Hq, T, T]; hidden scores are set to the
 // lowest float (transformers' finfo.min), not -inf, so a fully hidden row gives a uniform
-// average like HF instead of NaN. Returns [B, T, Hq * D].
+// average like HF instead of NaN. Returns [B, T, Hq * D]. softcap > 0 (Gemma's
+// attn_logit_softcapping): scores become softcap * tanh(scores / softcap) before the mask, as
+// transformers' Gemma eager_attention_forward does.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
-                     double scale);
+                     double scale, double softcap = 0);
 
 // [B, T, H * D] -> [B, H, T, D]
 at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim);

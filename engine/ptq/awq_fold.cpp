@@ -39,11 +39,13 @@ std::string row_predecessor(const Model& model, const std::string& layer) {
 }  // namespace
 
 std::vector<FoldedAwqLayer> run_folded_awq(QuantizedModel& q, const std::map<std::string, at::Tensor>& fp_samples,
-                                           const AwqOptions& options, JobSink& sink, const CancellationToken& cancel) {
+                                           const AwqOptions& options, JobSink& sink, const CancellationToken& cancel,
+                                           const std::set<std::string>& scope) {
     Model& model = q.model();
     std::vector<std::string> names;
     for (const auto& l : q.layers())
-        if (l->weight_configured() && l->layer().kind() == LayerKind::Linear) names.push_back(l->name());
+        if (l->weight_configured() && l->layer().kind() == LayerKind::Linear && (scope.empty() || scope.count(l->name())))
+            names.push_back(l->name());
     std::vector<FoldedAwqLayer> out;
     std::set<std::string> done;
     std::map<std::string, at::Tensor*> params;
@@ -54,12 +56,14 @@ std::vector<FoldedAwqLayer> run_folded_awq(QuantizedModel& q, const std::map<std
         const auto it = fp_samples.find(members.front()->name());
         if (it == fp_samples.end() || !it->second.defined()) return;
         std::vector<at::Tensor> ws;
-        for (LayerQuantizer* l : members) ws.push_back(l->layer().weight.reshape(weight_matrix_shape(l->layer())));
+        for (LayerQuantizer* l : members) ws.push_back(l->layer().weight.reshape(weight_matrix_shape(l->layer())).to(at::kFloat));
         const at::Tensor stacked = at::cat(ws, 0);
         QuantSpec spec = members.front()->weight_spec();
         spec.fixed_amax = std::nanf("");  // the stacked weight's own amax (= a fused group's shared one)
         const AwqResult r = awq_search(stacked, it->second, spec, options, cancel);
         c10::NoGradGuard no_grad;
+        for (LayerQuantizer* l : members) model.make_weight_float32(l->layer());
+        if (!into_norm) model.make_weight_float32(*model.find_layer(into));
         int64_t row = 0;
         for (LayerQuantizer* l : members) {
             const int64_t n = l->layer().weight.size(0);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ struct FoldedAwqLayer {
     double alpha = -1;        // the grid alpha chosen (-1: RTN kept)
 };
 
-// fp_samples: each layer's FP calibration inputs [n, in]. Progress phase "awq".
+// fp_samples: each layer's FP calibration inputs [n, in]. Progress phase "awq". `scope`: the
+// layers to handle (the layer-by-layer pipeline's current block); empty = every layer.
+// Weights kept as stored become owned float32 before they are scaled (Model::make_weight_float32).
 std::vector<FoldedAwqLayer> run_folded_awq(QuantizedModel& q, const std::map<std::string, at::Tensor>& fp_samples,
-                                           const AwqOptions& options, JobSink& sink, const CancellationToken& cancel);
+                                           const AwqOptions& options, JobSink& sink, const CancellationToken& cancel,
+                                           const std::set<std::string>& scope = {});
 
 }  // namespace ql

@@ -5,6 +5,8 @@
 #include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
+#include <stdexcept>
+
 #include "engine/core/errors.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/quant/straight_through.h"
@@ -103,6 +105,7 @@ bool LayerQuantizer::weight_pinned() const {
 }
 
 void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
+    released_ = false;
     const at::Tensor& w = plan_.layer->weight;
     if (!q.defined() || q.sizes() != w.sizes())
         throw UserError("layer " + name() + ": the quantized weight must have the weight's shape");
@@ -113,7 +116,16 @@ void LayerQuantizer::pin_quantized_weight(const at::Tensor& q) {
     pinned_ = true;
 }
 
+void LayerQuantizer::release_weight() {
+    cached_ = at::Tensor();
+    cached_data_ = nullptr;
+    cached_version_ = -1;
+    pinned_ = false;
+    released_ = true;
+}
+
 at::Tensor LayerQuantizer::quantized_weight() {
+    if (released_) throw std::logic_error("layer " + name() + ": the quantized weight was released after it was written");
     const at::Tensor& w = plan_.layer->weight;
     const bool same_weight = cached_.defined() && cached_data_ == w.data_ptr() && cached_version_ == version_of(w);
     if (same_weight && pinned_) return cached_;

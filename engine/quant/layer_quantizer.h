@@ -87,6 +87,13 @@ public:
     // Sees every input (after pre_quant_scale, before input quantization): calibration statistics.
     using InputObserver = std::function<void(const at::Tensor& x)>;
     void set_input_observer(InputObserver observer) { observer_ = std::move(observer); }
+    const InputObserver& input_observer() const { return observer_; }
+
+    // Drops the quantized weight (cache or pinned result) once it was written elsewhere (the
+    // layer-by-layer PTQ pipeline's streaming checkpoint). The quantizer is spent: a later
+    // quantized_weight() is a std::logic_error instead of a silent RTN recomputation.
+    void release_weight();
+    bool weight_released() const { return released_; }
 
     // QAT option: zero gradient where the straight-through estimator's input was clipped.
     void set_clip_gradient(bool on) { clip_gradient_ = on; }
@@ -114,6 +121,7 @@ private:
     int64_t cached_version_ = -1;
     float cached_amax_ = std::nanf("");  // the shared amax the cache was computed with
     bool pinned_ = false;
+    bool released_ = false;
     std::shared_ptr<const SharedWeightAmax> shared_amax_;
     bool clip_gradient_ = false;
     std::unique_ptr<LsqQuantizer> lsq_;

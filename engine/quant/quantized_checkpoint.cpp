@@ -3,6 +3,8 @@
 
 #include <ATen/Functions.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -13,7 +15,9 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/io/strict_json.h"
+#include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/whole_file.h"
+#include "engine/ptq/weight_grid.h"
 #include "engine/models/sentence_embedding_config.h"
 #include "engine/quant/rotation.h"
 
@@ -47,13 +51,66 @@ bool is_quantized_checkpoint(const std::string& folder) {
     return fs::is_regular_file(fs::path(folder) / kQuantStateFile, ec);
 }
 
-void save_quantized_checkpoint(const QuantizedModel& q, const std::string& source_folder, const std::string& out_folder,
-                               bool force, const std::vector<std::pair<std::string, std::string>>& extra_files) {
-    const fs::path out(out_folder);
+namespace {
+
+std::string shard_name(const std::string& base, int64_t index, int64_t parts) {
+    if (parts == 1) return base + ".safetensors";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "-%05lld-of-%05lld.safetensors", static_cast<long long>(index + 1),
+                  static_cast<long long>(parts));
+    return base + buf;
+}
+
+// The Hugging Face index (huggingface_hub's layout: sorted keys, indent 2).
+void write_index(const fs::path& path, const std::map<std::string, std::string>& map, uint64_t total_size) {
+    json index = {{"metadata", {{"total_size", total_size}}}, {"weight_map", json::object()}};
+    for (const auto& [name, shard] : map) index["weight_map"][name] = shard;
+    write_file_atomically(path.string(), index.dump(2) + "\n");
+}
+
+// Whether a pinned weight stored as BF16 comes back bit for bit when rounded onto the grid of
+// the layer's weight (GPTQ's results do: they lie on that grid, and BF16 keeps them within half
+// a grid step); the BF16 copy when it does.
+at::Tensor snapped_bf16(LayerQuantizer& l, const at::Tensor& quantized) {
+    if (l.layer().kind() != LayerKind::Linear) return at::Tensor();
+    const QuantSpec spec = l.weight_spec();
+    if (!spec.info || spec.info->family == "gguf" || spec.double_quant) return at::Tensor();
+    try {
+        const at::Tensor w = l.layer().weight.detach().reshape(weight_matrix_shape(l.layer())).to(at::kCPU, at::kFloat);
+        const WeightGrid grid(w, spec);
+        const at::Tensor bf16 = quantized.to(at::kCPU).to(at::kBFloat16).contiguous();
+        const at::Tensor back = grid.quantize(bf16.reshape(w.sizes())).view(quantized.sizes());
+        if (!at::equal(back, quantized.to(at::kCPU, at::kFloat))) return at::Tensor();
+        // -0 and +0 compare equal: the bits must match too.
+        if (!at::equal(back.view(at::kInt), quantized.to(at::kCPU, at::kFloat).contiguous().view(at::kInt))) return at::Tensor();
+        return bf16;
+    } catch (const UserError&) {
+        return at::Tensor();  // a format without a fixed-scale grid: stored as F32
+    }
+}
+
+}  // namespace
+
+QuantizedCheckpointWriter::QuantizedCheckpointWriter(const QuantizedModel& q, const std::string& source_folder,
+                                                     std::string out_folder, bool force, int64_t parts,
+                                                     const std::string& resume_state)
+    : q_(q), out_(std::move(out_folder)), force_(force), parts_(std::max<int64_t>(1, parts)) {
+    const fs::path out(out_);
     std::error_code ec;
     if (fs::exists(out, ec) && !force)
-        throw UserError(out_folder + " already exists (pass --force to replace it)");
-    const fs::path partial = out.string() + ".partial";
+        throw UserError(out_ + " already exists (pass --force to replace it)");
+    partial_ = out.string() + ".partial";
+    const fs::path partial(partial_);
+    if (!resume_state.empty() && fs::is_directory(partial, ec)) {
+        const json j = json::parse(resume_state);
+        model_map_ = j.at("model_map").get<std::map<std::string, std::string>>();
+        quant_map_ = j.at("quant_map").get<std::map<std::string, std::string>>();
+        layer_entries_ = j.at("layers").get<std::map<std::string, std::string>>();
+        kv_entries_ = j.at("kv_caches").get<std::map<std::string, std::string>>();
+        model_bytes_ = j.at("model_bytes").get<uint64_t>();
+        quant_bytes_ = j.at("quant_bytes").get<uint64_t>();
+        return;
+    }
     fs::remove_all(partial, ec);
     if (!fs::create_directories(partial, ec) && ec) throw UserError(fs_error("cannot create", partial, ec));
     try {
@@ -69,77 +126,144 @@ void save_quantized_checkpoint(const QuantizedModel& q, const std::string& sourc
             }
             copy_sentence_module_folders(source_folder, partial.string());  // 1_Pooling/ ...
         }
-        write_safetensors((partial / "model.safetensors").string(), q.model().file_state(), {{"format", "pt"}});
-
-        std::vector<std::pair<std::string, at::Tensor>> state;
-        json layers = json::object();
-        for (const auto& lp : q.layers()) {
-            LayerQuantizer& l = *lp;
-            if (!l.weight_configured() && !l.input_configured()) continue;
-            const std::string& n = l.name();
-            json j = {{"weight", describe(l.plan().weight, false)},
-                      {"input", describe(l.plan().input, true)},
-                      {"weight_enabled", l.weight_enabled()},
-                      {"input_enabled", l.input_enabled()},
-                      {"weight_pinned", l.weight_pinned()}};
-            if (l.weight_configured()) {
-                state.emplace_back(n + ".weight_quantized", l.quantized_weight().contiguous());
-                const EncodedTensor e = l.encode_weight();
-                std::vector<float> scales(e.scales.as<float>(), e.scales.as<float>() + e.scales.numel());
-                state.emplace_back(n + ".weight_scale", to_tensor(scales, e.scales.shape));
-                if (e.global_scale) state.emplace_back(n + ".weight_global_scale", to_tensor({*e.global_scale}, {}));
-            }
-            if (l.input_needs_amax() && !std::isnan(l.input_amax()))
-                state.emplace_back(n + ".input_amax", to_tensor({l.input_amax()}, {}));
-            if (l.pre_quant_scale().defined()) state.emplace_back(n + ".pre_quant_scale", l.pre_quant_scale());
-            layers[n] = j;
-        }
-        json kv_caches = json::object();
-        for (const auto& kp : q.kv_caches()) {
-            const KvCacheQuantizer& kv = *kp;
-            if (!kv.configured()) continue;
-            kv_caches[kv.name()] = {{"quantizer", kv.settings().describe()}, {"enabled", kv.enabled()}};
-            if (kv.needs_amax() && !kv.key_amax().empty()) {
-                const auto count = static_cast<int64_t>(kv.key_amax().size());
-                state.emplace_back(kv.name() + ".k_amax", to_tensor(kv.key_amax(), {count}));
-                state.emplace_back(kv.name() + ".v_amax", to_tensor(kv.value_amax(), {count}));
-            }
-        }
-        write_safetensors((partial / kTensorsFile).string(), state, {{"format", "quantlab-ptq"}});
-        write_file_atomically((partial / kRecipeFile).string(), recipe_to_json(q.recipe()));
-        for (const auto& [name, contents] : extra_files) write_file_atomically((partial / name).string(), contents);
-        const ModelSize size = q.size();
-        json marker = {{"format", "quantlab-quantized-checkpoint"},
-                       {"version", kVersion},
-                       {"recipe", kRecipeFile},
-                       {"tensors", kTensorsFile},
-                       {"bits_per_parameter", size.bits_per_parameter()},
-                       {"layers", layers},
-                       {"kv_cache", kv_caches},
-                       // model.safetensors holds the rotated weights; loading installs the online
-                       // rotations again (rotation.h) and must not rotate twice.
-                       {"rotated", q.rotated()},
-                       {"rotation", q.rotation_notes()}};
-        write_file_atomically((partial / kQuantStateFile).string(), marker.dump(2) + "\n");
-
-        // Swap in: the old folder (with --force) goes only after the new one is complete.
-        const fs::path old = out.string() + ".old";
-        fs::remove_all(old, ec);
-        const bool had_old = fs::exists(out, ec);
-        if (had_old) {
-            fs::rename(out, old, ec);
-            if (ec) throw UserError(fs_error("cannot move aside", out, ec));
-        }
-        fs::rename(partial, out, ec);
-        if (ec) {
-            if (had_old) fs::rename(old, out, ec);
-            throw UserError(fs_error("cannot rename into place", partial, ec));
-        }
-        if (had_old) fs::remove_all(old, ec);
     } catch (...) {
         fs::remove_all(partial, ec);
         throw;
     }
+}
+
+QuantizedCheckpointWriter::~QuantizedCheckpointWriter() {
+    if (finished_) return;
+    std::error_code ec;
+    fs::remove_all(partial_, ec);
+}
+
+void QuantizedCheckpointWriter::write_part(int64_t index, const std::vector<std::string>& parameters,
+                                           const std::vector<LayerQuantizer*>& layers,
+                                           const std::vector<KvCacheQuantizer*>& kv_caches) {
+    const fs::path partial(partial_);
+    const std::vector<std::pair<std::string, at::Tensor>> weights = q_.model().file_state_of(parameters);
+    if (!weights.empty() || parts_ == 1) {
+        const std::string file = shard_name("model", index, parts_);
+        write_safetensors((partial / file).string(), weights, {{"format", "pt"}});
+        for (const auto& [name, t] : weights) {
+            model_map_[name] = file;
+            model_bytes_ += t.nbytes();
+        }
+    }
+    std::vector<std::pair<std::string, at::Tensor>> state;
+    for (LayerQuantizer* lp : layers) {
+        LayerQuantizer& l = *lp;
+        if (!l.weight_configured() && !l.input_configured()) continue;
+        const std::string& n = l.name();
+        json j = {{"weight", describe(l.plan().weight, false)},
+                  {"input", describe(l.plan().input, true)},
+                  {"weight_enabled", l.weight_enabled()},
+                  {"input_enabled", l.input_enabled()},
+                  {"weight_pinned", l.weight_pinned()}};
+        if (l.weight_configured()) {
+            // The forward's weight is stored where loading could not recompute it from the weight:
+            // a pinned result (GPTQ, clip search, learned scales) or an importance-guided search.
+            if (l.weight_pinned() || !l.weight_spec().importance.empty()) {
+                const at::Tensor wq = l.quantized_weight().contiguous();
+                const at::Tensor snapped = l.weight_pinned() ? snapped_bf16(l, wq) : at::Tensor();
+                state.emplace_back(n + ".weight_quantized", snapped.defined() ? snapped : wq);
+                if (snapped.defined()) j["weight_quantized_snap"] = true;
+            }
+            const EncodedTensor e = l.encode_weight();
+            std::vector<float> scales(e.scales.as<float>(), e.scales.as<float>() + e.scales.numel());
+            state.emplace_back(n + ".weight_scale", to_tensor(scales, e.scales.shape));
+            if (e.global_scale) state.emplace_back(n + ".weight_global_scale", to_tensor({*e.global_scale}, {}));
+        }
+        if (l.input_needs_amax() && !std::isnan(l.input_amax()))
+            state.emplace_back(n + ".input_amax", to_tensor({l.input_amax()}, {}));
+        if (l.pre_quant_scale().defined()) state.emplace_back(n + ".pre_quant_scale", l.pre_quant_scale());
+        layer_entries_[n] = j.dump();
+    }
+    for (KvCacheQuantizer* kp : kv_caches) {
+        const KvCacheQuantizer& kv = *kp;
+        if (!kv.configured()) continue;
+        kv_entries_[kv.name()] = json({{"quantizer", kv.settings().describe()}, {"enabled", kv.enabled()}}).dump();
+        if (kv.needs_amax() && !kv.key_amax().empty()) {
+            const auto count = static_cast<int64_t>(kv.key_amax().size());
+            state.emplace_back(kv.name() + ".k_amax", to_tensor(kv.key_amax(), {count}));
+            state.emplace_back(kv.name() + ".v_amax", to_tensor(kv.value_amax(), {count}));
+        }
+    }
+    if (!state.empty() || parts_ == 1) {
+        const std::string file = shard_name("quantlab_quant", index, parts_);
+        write_safetensors((partial / file).string(), state, {{"format", "quantlab-ptq"}});
+        for (const auto& [name, t] : state) {
+            quant_map_[name] = file;
+            quant_bytes_ += t.nbytes();
+        }
+    }
+}
+
+std::string QuantizedCheckpointWriter::state() const {
+    return json({{"model_map", model_map_},
+                 {"quant_map", quant_map_},
+                 {"layers", layer_entries_},
+                 {"kv_caches", kv_entries_},
+                 {"model_bytes", model_bytes_},
+                 {"quant_bytes", quant_bytes_}})
+        .dump();
+}
+
+void QuantizedCheckpointWriter::finish(const std::vector<std::pair<std::string, std::string>>& extra_files) {
+    const fs::path partial(partial_), out(out_);
+    std::error_code ec;
+    if (parts_ > 1) {
+        write_index(partial / "model.safetensors.index.json", model_map_, model_bytes_);
+        write_index(partial / (std::string(kTensorsFile) + ".index.json"), quant_map_, quant_bytes_);
+    }
+    write_file_atomically((partial / kRecipeFile).string(), recipe_to_json(q_.recipe()));
+    for (const auto& [name, contents] : extra_files) write_file_atomically((partial / name).string(), contents);
+    json layers = json::object(), kv_caches = json::object();
+    for (const auto& [name, text] : layer_entries_) layers[name] = json::parse(text);
+    for (const auto& [name, text] : kv_entries_) kv_caches[name] = json::parse(text);
+    const ModelSize size = q_.size();
+    json marker = {{"format", "quantlab-quantized-checkpoint"},
+                   {"version", kVersion},
+                   {"recipe", kRecipeFile},
+                   {"tensors", parts_ > 1 ? std::string(kTensorsFile) + ".index.json" : std::string(kTensorsFile)},
+                   {"bits_per_parameter", size.bits_per_parameter()},
+                   {"layers", layers},
+                   {"kv_cache", kv_caches},
+                   // model.safetensors holds the rotated weights; loading installs the online
+                   // rotations again (rotation.h) and must not rotate twice.
+                   {"rotated", q_.rotated()},
+                   {"rotation", q_.rotation_notes()}};
+    write_file_atomically((partial / kQuantStateFile).string(), marker.dump(2) + "\n");
+
+    // Swap in: the old folder (with --force) goes only after the new one is complete.
+    const fs::path old = out.string() + ".old";
+    fs::remove_all(old, ec);
+    const bool had_old = fs::exists(out, ec);
+    if (had_old) {
+        fs::rename(out, old, ec);
+        if (ec) throw UserError(fs_error("cannot move aside", out, ec));
+    }
+    fs::rename(partial, out, ec);
+    if (ec) {
+        if (had_old) fs::rename(old, out, ec);
+        throw UserError(fs_error("cannot rename into place", partial, ec));
+    }
+    finished_ = true;
+    if (had_old) fs::remove_all(old, ec);
+}
+
+void save_quantized_checkpoint(const QuantizedModel& q, const std::string& source_folder, const std::string& out_folder,
+                               bool force, const std::vector<std::pair<std::string, std::string>>& extra_files) {
+    QuantizedCheckpointWriter writer(q, source_folder, out_folder, force, 1);
+    std::vector<std::string> parameters;
+    for (const auto& [name, t] : q.model().named_parameters()) parameters.push_back(name);
+    std::vector<LayerQuantizer*> layers;
+    for (const auto& l : q.layers()) layers.push_back(l.get());
+    std::vector<KvCacheQuantizer*> kv;
+    for (const auto& k : q.kv_caches()) kv.push_back(k.get());
+    writer.write_part(0, parameters, layers, kv);
+    writer.finish(extra_files);
 }
 
 std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::string& folder) {
@@ -161,10 +285,13 @@ std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::strin
 
     const std::string recipe_path = (fs::path(folder) / kRecipeFile).string();
     auto q = std::make_unique<QuantizedModel>(model, parse_recipe(read_whole_file(recipe_path, "recipe"), recipe_path));
-    const std::string tensors_path = (fs::path(folder) / kTensorsFile).string();
-    const SafetensorsFile file = SafetensorsFile::open(tensors_path);
+    // One file, or shards with an index (a checkpoint written block by block).
+    const std::string index_path = (fs::path(folder) / (std::string(kTensorsFile) + ".index.json")).string();
+    const std::string tensors_path = fs::exists(index_path, ec) ? index_path : (fs::path(folder) / kTensorsFile).string();
+    const SafetensorsCheckpoint file = SafetensorsCheckpoint::open(tensors_path);
     std::set<std::string> unused;
     for (const std::string& n : file.names()) unused.insert(n);
+    auto has = [&](const std::string& name) { return unused.count(name) > 0; };
     auto take = [&](const std::string& name, bool required) -> at::Tensor {
         if (!unused.count(name)) {
             if (required) throw UserError(tensors_path + ": missing tensor '" + name + "'");
@@ -188,11 +315,23 @@ std::unique_ptr<QuantizedModel> load_quantization(Model& model, const std::strin
             return j[key].get<bool>();
         };
         if (l.weight_configured()) {
-            const at::Tensor wq = take(n + ".weight_quantized", true);
-            if (wq.sizes() != l.layer().weight.sizes())
-                throw UserError(tensors_path + ": tensor '" + n + ".weight_quantized' has shape " + shape_string(shape_of(wq)) +
-                                ", the weight " + shape_string(shape_of(l.layer().weight)));
-            l.pin_quantized_weight(wq);
+            // Absent: the plain rounding of the weight, recomputed (checkpoints since the
+            // layer-by-layer pipeline store only what cannot be recomputed).
+            if (flag("weight_pinned") && !has(n + ".weight_quantized"))
+                throw UserError(tensors_path + ": missing tensor '" + n + ".weight_quantized' (layer " + n + " is pinned)");
+            const at::Tensor stored = take(n + ".weight_quantized", false);
+            if (stored.defined()) {
+                if (stored.sizes() != l.layer().weight.sizes())
+                    throw UserError(tensors_path + ": tensor '" + n + ".weight_quantized' has shape " +
+                                    shape_string(shape_of(stored)) + ", the weight " + shape_string(shape_of(l.layer().weight)));
+                at::Tensor wq = stored;
+                if (j.contains("weight_quantized_snap") && j["weight_quantized_snap"] == true) {
+                    // BF16 values rounded back onto the grid of the weight (quantized_checkpoint.h).
+                    const at::Tensor w = l.layer().weight.detach().reshape(weight_matrix_shape(l.layer())).to(at::kFloat);
+                    wq = WeightGrid(w, l.weight_spec()).quantize(stored.reshape(w.sizes())).view(stored.sizes());
+                }
+                l.pin_quantized_weight(wq);
+            }
             take(n + ".weight_scale", true);
             take(n + ".weight_global_scale", false);
         }

@@ -271,6 +271,9 @@ RotationReport rotate_model(QuantizedModel& q) {
 
     c10::InferenceMode normal_tensors(false);
     at::NoGradGuard no_grad;
+    // The rotations rewrite weights in place: weights kept as stored (a read-only mapping, BF16)
+    // become owned float32 first, so the rotated model equals a float32 one's.
+    if (r1 || r2 || !online.empty()) model.make_parameters_float32();
     if (r1) rotate_residual(model, s.seed, report);
     if (r2) rotate_heads(model, s.seed, report);
     for (auto& [layer, r] : online) {

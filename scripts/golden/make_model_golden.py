@@ -20,6 +20,14 @@ Models (hidden 32-64, 2 layers, small vocabularies; the whole folder stays < 2 M
   mistral_swa MistralForCausalLM: GQA, explicit head_dim != hidden/heads, sliding_window 4
               on a 12-token sequence (the banded causal mask matters)
   qwen2       Qwen2ForCausalLM: q/k/v biases (random, not zero), GQA, tied embeddings
+  qwen3       Qwen3ForCausalLM: q_norm / k_norm per head (perturbed weights), GQA, explicit
+              head_dim != hidden/heads, untied (Qwen3-0.6B..8B features, shrunk)
+  gemma3_text Gemma3ForCausalLM: sliding (window 4) and global layers interleaved by
+              layer_types, their own RoPE bases (local 10000, global 1e6 with linear scaling
+              8, the rope_parameters layout transformers 5 writes), four norms per block
+              stored as offsets from 1, q_norm / k_norm, embeddings scaled by sqrt(hidden),
+              GeGLU, query_pre_attn_scalar != head_dim, attention and final logit
+              soft-capping, tied embeddings (gemma-3-270m / 1b features, shrunk)
   bert        BertModel (with pooler): absolute positions, token types, exact GELU; a
               padded batch with attention_mask; expected last_hidden_state and the
               attention-mask mean pooling of sentence-transformers
@@ -30,7 +38,11 @@ Environment: /work/peers-venv-models, a venv whose site-packages has a .pth poin
 /work/peers-venv (torch, safetensors, numpy; see scripts/golden/requirements.txt) plus
 `pip install transformers==5.24.0` into it.
 
-Run: python scripts/golden/make_model_golden.py [--out tests/data/models]
+The qwen3 and gemma3_text folders were added with transformers 5.23.0 (the peers venv,
+~/.cache/quantlab/peers) by `--only qwen3,gemma3_text`, which leaves the other folders and the
+manifest as they are.
+
+Run: python scripts/golden/make_model_golden.py [--out tests/data/models] [--only a,b]
 """
 import argparse
 import json
@@ -40,9 +52,10 @@ import shutil
 import numpy as np
 import torch
 import transformers
-from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig,
-                          LlamaForCausalLM, MistralConfig, MistralForCausalLM, Qwen2Config,
-                          Qwen2ForCausalLM)
+from transformers import (BertConfig, BertModel, Gemma3ForCausalLM, Gemma3TextConfig, GPT2Config,
+                          GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, MistralConfig,
+                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
+                          Qwen3ForCausalLM)
 
 BATCH, SEQ = 2, 12
 
@@ -103,14 +116,45 @@ def make_legacy_rope_config(folder):
         f.write("\n")
 
 
+def make_qwen3(out):
+    qwen3 = build(Qwen3Config, Qwen3ForCausalLM, 70, vocab_size=104, hidden_size=64,
+                  intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=24, max_position_embeddings=64,
+                  rope_theta=1000000.0, tie_word_embeddings=False)
+    causal_lm(out, "qwen3", qwen3, 71)
+
+
+def make_gemma3(out):
+    gemma = build(Gemma3TextConfig, Gemma3ForCausalLM, 80, vocab_size=96, hidden_size=48,
+                  intermediate_size=80, num_hidden_layers=3, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=32, max_position_embeddings=64,
+                  query_pre_attn_scalar=24, sliding_window=4,
+                  layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                  rope_parameters={"full_attention": {"rope_type": "linear", "factor": 8.0,
+                                                      "rope_theta": 1000000.0},
+                                   "sliding_attention": {"rope_type": "default",
+                                                         "rope_theta": 10000.0}},
+                  attn_logit_softcapping=2.0, final_logit_softcapping=3.0,
+                  tie_word_embeddings=True)
+    causal_lm(out, "gemma3_text", gemma, 81)
+
+
+EXTRA = {"qwen3": make_qwen3, "gemma3_text": make_gemma3}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                       "tests", "data", "models"))
+    parser.add_argument("--only", default="", help="comma-separated folder names to (re)write")
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
+    if args.only:
+        for name in args.only.split(","):
+            EXTRA[name](out)
+        return
 
     gpt2 = build(GPT2Config, GPT2LMHeadModel, 10, vocab_size=100, n_positions=32, n_embd=32,
                  n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0)

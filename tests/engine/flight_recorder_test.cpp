@@ -134,7 +134,7 @@ TEST(FlightRecorder, ANearPerfectModelsLossNoiseIsNeitherDivergenceNorMovement) 
 }
 
 TEST(FlightRecorder, QadRecordsEveryLayerAndTheTeacherStudentDistancePerBlock) {
-    OpenedModel m = open_model(kLlama);
+    OpenedModel m = open_model(kLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
     OpenedModel teacher = open_model(kLlama);
     QuantizedModel q(*m.model, load_recipe("NVFP4_DEFAULT"));
     DataOptions o;

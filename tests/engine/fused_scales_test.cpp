@@ -96,7 +96,7 @@ TEST(FusedScales, TheSharedAmaxFollowsASiblingsWeightChange) {
 
 TEST(FusedScales, QadStepsKeepTheGroupsGlobalScaleShared) {
     test::QuantizedTiny s;  // the NVFP4_DEFAULT preset shares fused scales
-    s.opened = open_model(test::tiny_llama());
+    s.opened = open_model(test::tiny_llama(), WeightStorage::Float32Copy);  // trained: owned float32 weights
     s.q = std::make_unique<QuantizedModel>(*s.opened.model, load_recipe("NVFP4_DEFAULT"));
     {
         NullJobSink quiet;

@@ -20,6 +20,7 @@
 #include "engine/models/bert_model.h"
 #include "engine/models/model.h"
 #include "engine/models/sentence_pooling.h"
+#include "tests/engine/user_error_text.h"
 
 namespace ql {
 namespace {
@@ -76,6 +77,54 @@ TEST(ModelGolden, LlamaLogitsMatchTransformers) { expect_logits_match("llama"); 
 TEST(ModelGolden, Llama3RopeScalingWithGqaAndTiedEmbeddingsMatchesTransformers) { expect_logits_match("llama3_gqa"); }
 TEST(ModelGolden, MistralSlidingWindowMatchesTransformers) { expect_logits_match("mistral_swa"); }
 TEST(ModelGolden, Qwen2WithQkvBiasMatchesTransformers) { expect_logits_match("qwen2"); }
+TEST(ModelGolden, Qwen3WithQkNormMatchesTransformers) { expect_logits_match("qwen3"); }
+TEST(ModelGolden, Gemma3SlidingAndGlobalLayersMatchTransformers) { expect_logits_match("gemma3_text"); }
+
+TEST(ModelGolden, Gemma3ConfigIsReadWithItsFeatures) {
+    const ModelConfig c = read_hf_config(kModels + "gemma3_text/config.json");
+    EXPECT_EQ(c.architecture, "gemma3");
+    EXPECT_EQ(c.sliding_layers, (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(c.sliding_window, 4);
+    EXPECT_EQ(c.rope_theta, 1000000.0);
+    EXPECT_EQ(c.rope_scaling.type, "linear");
+    EXPECT_EQ(c.rope_scaling.factor, 8.0);
+    EXPECT_EQ(c.rope_local_theta, 10000.0);
+    EXPECT_EQ(c.query_pre_attn_scalar, 24.0);
+    EXPECT_TRUE(c.qk_norm);
+    EXPECT_TRUE(c.tie_embeddings);
+    EXPECT_EQ(c.activation, "gelu_pytorch_tanh");
+    // The legacy layout of the Hub's gemma-3-270m config.json (rope_local_base_freq, no
+    // layer_types: every 6th layer global).
+    const ModelConfig legacy = parse_hf_config(R"({"model_type": "gemma3_text", "vocab_size": 96, "hidden_size": 48,
+        "intermediate_size": 80, "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 1,
+        "head_dim": 32, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "rope_scaling": null,
+        "sliding_window": 512, "query_pre_attn_scalar": 256})", "legacy");
+    EXPECT_EQ(legacy.sliding_layers, (std::vector<bool>{true, true, true, true, true, false, true}));
+    EXPECT_TRUE(legacy.rope_scaling.type.empty());
+    const std::string multimodal = test::user_error_text([] {
+        parse_hf_config(R"({"model_type": "gemma3", "text_config": {}})", "g/config.json");
+    });
+    EXPECT_NE(multimodal.find("g/config.json: key 'model_type': 'gemma3' (Gemma3ForConditionalGeneration"), std::string::npos)
+        << multimodal;
+}
+
+// forward == head(run_block(..., embed(ids))), bit for bit, for every decoder: what the
+// layer-by-layer PTQ pipeline relies on.
+TEST(ModelGolden, BlockByBlockForwardEqualsTheForward) {
+    for (const char* name : {"gpt2", "llama", "llama3_gqa", "mistral_swa", "qwen2", "qwen3", "gemma3_text"}) {
+        auto m = load_golden_model(name);
+        const at::Tensor ids = golden(name, "input_ids");
+        ASSERT_EQ(m->block_count(), m->config().num_layers) << name;
+        at::Tensor x = m->embed(ids);
+        for (int64_t b = 0; b < m->block_count(); ++b) x = m->run_block(b, x);
+        EXPECT_TRUE(at::equal(m->head(x), m->forward(ids))) << name;
+        EXPECT_EQ(m->block_parameter_names(1).front().rfind(name == std::string("gpt2") ? "transformer.h.1." : "model.layers.1.", 0), 0u)
+            << name;
+    }
+    auto bert = load_golden_model("bert");
+    EXPECT_EQ(bert->block_count(), 0);
+    EXPECT_THROW(bert->embed(golden("bert", "input_ids")), std::logic_error);
+}
 
 TEST(ModelGolden, BertHiddenStatesAndMeanPoolingMatchTransformers) {
     auto m = load_golden_model("bert");
@@ -176,7 +225,26 @@ TEST(ModelGolden, ShardedAndBFloat16CheckpointsLoad) {
     const at::Tensor logits = m->forward(golden("llama3_gqa", "input_ids"));
     // bfloat16 weights: ~3 significant digits.
     EXPECT_LT(relative_error(logits, golden("llama3_gqa", "logits")), 0.05);
-    EXPECT_EQ(m->named_parameters().front().second.scalar_type(), at::kFloat);
+    // Weights as stored: the matrices stay BF16 views of the files (norms become float32), and
+    // the logits are those of float32 copies of the same values, bit for bit.
+    EXPECT_EQ(m->find_layer("model.embed_tokens")->weight.scalar_type(), at::kBFloat16);
+    EXPECT_EQ(m->find_layer("model.layers.0.mlp.down_proj")->weight.scalar_type(), at::kBFloat16);
+    EXPECT_TRUE(m->find_layer("lm_head")->weight.is_same(m->find_layer("model.embed_tokens")->weight));  // tied
+    EXPECT_FALSE(m->parameters_float32());
+    auto copy = load_hf_model(dir, WeightStorage::Float32Copy);
+    EXPECT_TRUE(copy->parameters_float32());
+    EXPECT_EQ(copy->find_layer("model.embed_tokens")->weight.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(copy->forward(golden("llama3_gqa", "input_ids")), logits));
+    // Matrices at 2 bytes against 4; the five norm vectors (2 per block, the final one) float32 in both.
+    EXPECT_EQ(2 * m->parameter_bytes() - copy->parameter_bytes(), 4 * 5 * 64);
+    // Edits in place need an owned float32 weight: the tied pair moves together.
+    m->make_weight_float32(*m->find_layer("lm_head"));
+    EXPECT_EQ(m->find_layer("model.embed_tokens")->weight.scalar_type(), at::kFloat);
+    EXPECT_TRUE(m->find_layer("lm_head")->weight.is_same(m->find_layer("model.embed_tokens")->weight));
+    EXPECT_THROW(m->set_requires_grad(true), std::logic_error);  // training needs Float32Copy
+    m->make_parameters_float32();
+    EXPECT_TRUE(m->parameters_float32());
+    EXPECT_TRUE(at::equal(m->forward(golden("llama3_gqa", "input_ids")), logits));
     for (const std::string& f : written) std::remove(f.c_str());
     std::remove((dir + "/config.json").c_str());
     rmdir(dir.c_str());

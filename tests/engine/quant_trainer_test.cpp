@@ -45,7 +45,7 @@ struct Student {
 
 Student calibrated_student(const std::string& recipe) {
     Student s;
-    s.opened = open_model(kLlama);
+    s.opened = open_model(kLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
     s.q = std::make_unique<QuantizedModel>(*s.opened.model, load_recipe(recipe));
     DataOptions o;
     o.split = DataSplit::Train;
@@ -190,7 +190,7 @@ namespace ql {
 namespace {
 
 TEST(QuantTrainer, LearnedStepSizesTrainAndTheCheckpointKeepsTheirResult) {
-    OpenedModel m = open_model(kLlama);
+    OpenedModel m = open_model(kLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
     QuantizedModel q(*m.model, parse_recipe(R"({"quant_cfg": [
         {"quantizer_name": "*weight_quantizer", "cfg": {"format": "int4", "granularity": "group", "group_size": 32}},
         {"quantizer_name": "*lm_head*", "enable": false}]})",

@@ -53,7 +53,7 @@ at::Tensor cached_logits(Model& m, const std::vector<int64_t>& ids, const std::v
 
 TEST(KvCacheForward, EqualsTheFullForwardForEveryDecoderFamily) {
     c10::InferenceMode inference;
-    for (const char* name : {"llama", "llama3_gqa", "mistral_swa", "qwen2", "gpt2"}) {
+    for (const char* name : {"llama", "llama3_gqa", "mistral_swa", "qwen2", "qwen3", "gemma3_text", "gpt2"}) {
         const std::unique_ptr<Model> m = load_hf_model(kModels + name);
         ASSERT_TRUE(m->generates_text()) << name;
         const std::vector<int64_t> ids = some_ids(24, m->config().vocab_size);
