@@ -160,7 +160,14 @@ ModelText demo_text() {
     t.bos_token = synthetic_vocab::token_text(synthetic_vocab::kBos);
     t.eos_token = synthetic_vocab::token_text(synthetic_vocab::kEos);
     t.end_ids = {synthetic_vocab::kEos};
-    t.encode_prompt = [](const std::string& text) { return synthetic_vocab::encode(text, "prompt"); };
+    // Every demo sequence starts with <bos> (docs/DATA.md "<bos> a0 a1 a2 op b0 b1 b2 = ..."): a
+    // prompt without it is not a problem the model was trained on.
+    t.encode_prompt = [](const std::string& text) {
+        std::vector<int64_t> ids = {synthetic_vocab::kBos};
+        const std::vector<int64_t> rest = synthetic_vocab::encode(text, "prompt");
+        ids.insert(ids.end(), rest.begin(), rest.end());
+        return ids;
+    };
     t.encode_rendered = t.encode_prompt;
     t.decode = [](const std::vector<int64_t>& ids) { return synthetic_vocab::decode(ids); };
     return t;
