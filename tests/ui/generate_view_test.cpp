@@ -79,15 +79,15 @@ TEST(GenerateViewTest, DemoAnswersStreamAndAQuantizedRunIsComparedTokenByToken) 
     view->setCandidates({{QStringLiteral("NF4 demo"), q}});
     ASSERT_TRUE(view->checkCandidate(q));
 
-    view->setPrompt(QStringLiteral("12+34="));
+    view->setPrompt(QStringLiteral("210+430="));  // 12 + 34, digits least significant first (docs/DATA.md)
     view->setMaxTokens(6);
     ASSERT_TRUE(view->generate());
     EXPECT_TRUE(view->isRunning());
     ASSERT_TRUE(waitFor([&] { return !view->isRunning(); }, 120000)) << view->statusText().toStdString();
     const GenerateReport& r = view->report();
     ASSERT_EQ(r.outputs.size(), 2u) << view->statusText().toStdString();
-    // The demo answers arithmetic: "46" then its end token.
-    EXPECT_EQ(r.outputs[0].text, "46");
+    // The demo answers arithmetic: 46 as "6400", then its end token.
+    EXPECT_EQ(r.outputs[0].text, "6400");
     EXPECT_EQ(r.outputs[0].stop_reason, "end");
     EXPECT_FALSE(view->columnHtml(0).contains(QStringLiteral("background-color")));  // the reference has no shading
     EXPECT_TRUE(view->columnHtml(1).contains(QStringLiteral("href=\"token:0\"")));
