@@ -134,8 +134,29 @@ void BarChart::setGroupedBars(const QStringList& categories, const QStringList& 
     m_values = values;
     m_values.resize(groups.size());
     for (auto& row : m_values) row.resize(categories.size(), kNaN);
+    m_lows.clear();
+    m_highs.clear();
     rebuild();
     resetZoom();
+}
+
+void BarChart::setGroupedIntervals(const QVector<QVector<double>>& lows, const QVector<QVector<double>>& highs) {
+    m_lows = lows;
+    m_highs = highs;
+    for (QVector<QVector<double>>* m : {&m_lows, &m_highs}) {
+        m->resize(m_groups.size());
+        for (auto& row : *m) row.resize(m_categories.size(), kNaN);
+    }
+    rebuild();
+    resetZoom();
+}
+
+QVector<QVector<QPair<double, double>>> BarChart::groupedIntervals() const {
+    QVector<QVector<QPair<double, double>>> out(m_groups.size());
+    for (int g = 0; g < m_groups.size(); ++g)
+        for (int c = 0; c < m_categories.size(); ++c)
+            out[g].push_back(m_lows.isEmpty() ? qMakePair(kNaN, kNaN) : qMakePair(m_lows[g][c], m_highs[g][c]));
+    return out;
 }
 
 void BarChart::setHigherIsBetter(bool higherIsBetter) {
@@ -323,10 +344,40 @@ void BarChart::rebuild() {
             }
             bars->addToLegend();
             anyHighlight |= !bk.isEmpty();
+            if (!m_lows.isEmpty()) {
+                // Whiskers on an invisible carrier graph at the bars' positions.
+                auto* carrier = new QCPGraph(key, value);
+                carrier->setLineStyle(QCPGraph::lsNone);
+                carrier->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+                carrier->setSelectable(QCP::stNone);
+                carrier->removeFromLegend();
+                auto* whiskers = new QCPErrorBars(key, value);
+                whiskers->removeFromLegend();
+                whiskers->setSelectable(QCP::stNone);
+                whiskers->setErrorType(QCPErrorBars::etValueError);
+                whiskers->setPen(QPen(m_style.text, 1.2));
+                whiskers->setWhiskerWidth(std::max(3.0, 6.0 / std::max(1, static_cast<int>(m_groups.size())) * 2));
+                QVector<double> wk, wv;
+                QVector<double> minus, plus;
+                for (int c = 0; c < m_categories.size(); ++c) {
+                    const double x = m_values[g][c], lo = m_lows[g][c], hi = m_highs[g][c];
+                    if (!std::isfinite(x) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
+                    wk.push_back(c + groupOffset(g));
+                    wv.push_back(x);
+                    minus.push_back(std::max(0.0, x - lo));
+                    plus.push_back(std::max(0.0, hi - x));
+                }
+                carrier->setData(wk, wv, true);
+                whiskers->setDataPlottable(carrier);
+                whiskers->setData(minus, plus);
+            }
             for (int c = 0; c < m_categories.size(); ++c) {
                 if (m_best[c] != g) continue;
-                // A star on the best bar: the outline alone is easy to miss on thin bars.
-                const double x = m_values[g][c];
+                // A star on the best bar: the outline alone is easy to miss on thin bars. Above
+                // its whisker when it has one.
+                double x = m_values[g][c];
+                if (!m_lows.isEmpty() && std::isfinite(m_highs[g][c]) && std::isfinite(m_lows[g][c]))
+                    x = x < 0 ? std::min(x, m_lows[g][c]) : std::max(x, m_highs[g][c]);
                 auto* star = new QCPItemText(m_plot);
                 star->setSelectable(false);
                 star->setClipToAxisRect(false);
@@ -369,6 +420,10 @@ void BarChart::resetZoom() {
             if (!std::isfinite(v)) continue;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
+            if (m_mode == Mode::Grouped && !m_lows.isEmpty()) {
+                if (std::isfinite(m_lows[g][i])) lo = std::min(lo, m_lows[g][i]);
+                if (std::isfinite(m_highs[g][i])) hi = std::max(hi, m_highs[g][i]);
+            }
         }
     }
     if (hi - lo <= 0) hi = lo + 1;
@@ -533,11 +588,17 @@ QString BarChart::csv() const {
         return out;
     }
     QStringList header{QStringLiteral("category")};
-    for (const QString& g : m_groups) header.push_back(csvField(g));
+    for (const QString& g : m_groups) {
+        header.push_back(csvField(g));
+        if (!m_lows.isEmpty()) header << csvField(g + QStringLiteral(" low")) << csvField(g + QStringLiteral(" high"));
+    }
     out = header.join(QLatin1Char(',')) + QLatin1Char('\n');
     for (int c = 0; c < m_categories.size(); ++c) {
         QStringList row{csvField(m_categories[c])};
-        for (int g = 0; g < m_groups.size(); ++g) row.push_back(shortestNumber(m_values[g][c]));
+        for (int g = 0; g < m_groups.size(); ++g) {
+            row.push_back(shortestNumber(m_values[g][c]));
+            if (!m_lows.isEmpty()) row << shortestNumber(m_lows[g][c]) << shortestNumber(m_highs[g][c]);
+        }
         out += row.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
     return out;

@@ -55,6 +55,11 @@ public:
     // category (see setHigherIsBetter) is outlined and starred.
     void setGroupedBars(const QStringList& categories, const QStringList& groups,
                         const QVector<QVector<double>>& values);
+    // Grouped mode: a whisker on each bar from lows[g][c] to highs[g][c] (an interval, e.g. a
+    // 95 % Wilson interval of a success rate); NaN = no whisker. setGroupedBars clears them.
+    void setGroupedIntervals(const QVector<QVector<double>>& lows, const QVector<QVector<double>>& highs);
+    // The whiskers as drawn: per group, per category (low, high); NaN where there is none.
+    QVector<QVector<QPair<double, double>>> groupedIntervals() const;
     void setHigherIsBetter(bool higherIsBetter);
     bool higherIsBetter() const { return m_higherIsBetter; }
     // Value-axis label, also the CSV column name ("sensitivity (ΔKL)").
@@ -89,7 +94,8 @@ public:
     QStringList shownCategoryLabels() const;
     double categoryLabelRotation() const;
 
-    // setBars: "label,<value label>,highlighted" rows (1/0); grouped: "category,<group>,…".
+    // setBars: "label,<value label>,highlighted" rows (1/0); grouped: "category,<group>,…", with
+    // intervals "category,<group>,<group> low,<group> high,…".
     QString csv() const;
     QCustomPlot* customPlot() const { return m_plot; }
 
@@ -131,6 +137,7 @@ private:
     QStringList m_categories;
     QStringList m_groups;
     QVector<QVector<double>> m_values;  // [group][category]
+    QVector<QVector<double>> m_lows, m_highs;  // [group][category], empty: no intervals
     QVector<int> m_best;                // per category
     bool m_higherIsBetter = true;
     QString m_valueLabel;

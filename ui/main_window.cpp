@@ -43,6 +43,7 @@
 #include "ui/compare_view.h"
 #include "ui/dashboard_view.h"
 #include "ui/experiments_view.h"
+#include "ui/evaluation_view.h"
 #include "ui/generate_view.h"
 #include "ui/open_model_dialog.h"
 #include "ui/run_launcher.h"
@@ -143,6 +144,39 @@ MainWindow::MainWindow(const RuntimeInfo& runtime, QWidget* parent) : QMainWindo
     });
     connect(m_generate, &GenerateView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
     addView(QStringLiteral("generate"), tr("Generate"), m_generate);
+
+    // Evaluation (docs/GUI.md "Evaluation"): the open model and the project's quantized runs judged by their answers.
+    m_evaluation = new EvaluationView;
+    m_evaluation->setObjectName(QStringLiteral("evaluationView"));
+    m_evaluation->setProject(m_workbench->projectPath());
+    connect(m_workbench, &Workbench::projectOpened, m_evaluation, &EvaluationView::setProject);
+    connect(m_workbench, &Workbench::modelOpened, m_evaluation, [this](const QString& path) {
+        const ModelSummary& s = m_workbench->modelPanel()->summary();
+        m_evaluation->setReferenceModel(QString::fromStdString(s.path.empty() ? path.toStdString() : s.path), s.generates_text);
+    });
+    connect(m_workbench->watcher(), &ProjectWatcher::runsChanged, m_evaluation, [this](const QVector<RunRow>& runs) {
+        QList<EvaluationView::Candidate> candidates;
+        int evaluations = 0;
+        for (const RunRow& r : runs) {
+            evaluations += r.kind == QLatin1String("evalsuite") && r.status == QLatin1String("completed");
+            if (r.status != QLatin1String("completed") || (r.kind != QLatin1String("ptq") && r.kind != QLatin1String("qat") &&
+                                                           r.kind != QLatin1String("qad")))
+                continue;
+            const QString folder = runModelFolder(r.kind, r.configJson);
+            if (folder.isEmpty() || !QFileInfo::exists(folder)) continue;
+            candidates.append({QStringLiteral("#%1 %2 %3").arg(r.id).arg(r.kind, r.recipe), folder});
+        }
+        m_evaluation->setCandidates(candidates);
+        if (evaluations != m_evaluation->storedRunCount() && !m_evaluation->isRunning()) m_evaluation->refreshStoredRuns();
+    });
+    connect(m_evaluation, &EvaluationView::generateRequested, this, [this](const QString& prompt, const QString& model) {
+        showView(QStringLiteral("generate"));
+        m_generate->setPrompt(prompt);
+        m_generate->setChat(true);
+        if (!model.isEmpty()) m_generate->checkCandidate(model);
+    });
+    connect(m_evaluation, &EvaluationView::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    addView(QStringLiteral("evaluation"), tr("Evaluation"), m_evaluation);
 
     connect(m_navigation, &QListWidget::currentRowChanged, this, &MainWindow::onViewChanged);
     m_navigation->setCurrentRow(0);

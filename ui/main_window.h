@@ -23,6 +23,7 @@ namespace ql {
 
 class ExperimentsView;
 class GenerateView;
+class EvaluationView;
 class ExportDoctorView;
 class FormatExplorerView;
 class ThemeManager;
@@ -54,6 +55,7 @@ public:
     ExportDoctorView* exportDoctor() const { return m_doctor; }
     ExperimentsView* experiments() const { return m_experiments; }
     GenerateView* generateView() const { return m_generate; }
+    EvaluationView* evaluationView() const { return m_evaluation; }
     ThemeManager* themeManager() const { return m_theme; }
     QString statusSummary() const;
 
@@ -100,6 +102,7 @@ private:
     ExportDoctorView* m_doctor = nullptr;
     ExperimentsView* m_experiments = nullptr;
     GenerateView* m_generate = nullptr;
+    EvaluationView* m_evaluation = nullptr;
     QList<QLabel*> m_statusLabels;
     Workbench* m_workbench = nullptr;
     QMenu* m_recentMenu = nullptr;

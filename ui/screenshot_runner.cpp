@@ -29,6 +29,7 @@
 #include "ui/compare_view.h"
 #include "ui/depth_view.h"
 #include "ui/experiment_result_panel.h"
+#include "ui/evaluation_view.h"
 #include "ui/experiments_view.h"
 #include "plots/interval_plot.h"
 #include "ui/flight_recorder_panel.h"
@@ -97,6 +98,24 @@ ScreenshotRunner::Shot workbenchShot(const QString& file, const QString& view, T
                         wb->dashboard()->pointCount(id, QStringLiteral("eval/exact_match")) == 0)
                         return false;
                 return true;
+            }};
+}
+
+// The Evaluation view on the evaluation runs of `evaluation.qlab` beside the open project
+// (scripts/screenshots records them with quantlab-cli evalsuite --project), every stored run
+// ticked and compared, the first the baseline, on tab `tab`. Its own project, as the Experiments
+// view's.
+ScreenshotRunner::Shot evaluationShot(const QString& file, const QString& tab, ThemeManager::Theme theme) {
+    return {file, [=](MainWindow& w) {
+                w.themeManager()->apply(theme);
+                w.showView(QStringLiteral("evaluation"));
+                EvaluationView* v = w.evaluationView();
+                const QString project = QFileInfo(w.workbench()->projectPath()).dir().filePath(QStringLiteral("evaluation.qlab"));
+                if (!QFileInfo::exists(project)) throw std::runtime_error("no " + project.toStdString());
+                v->setProject(project);
+                for (qint64 id : v->storedRunIds()) v->checkStoredRun(id);
+                if (!v->compareStored()) throw std::runtime_error(v->statusText().toStdString());
+                v->showTab(tab);
             }};
 }
 
@@ -374,6 +393,12 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         experimentsShot(QStringLiteral("experiments-differences.png"), QStringLiteral("nvfp4-vs-mxfp4"), 2, 200,
                         QStringLiteral("Differences"), QString(), T::Light),
     };
+    std::vector<Shot> evaluation = {
+        evaluationShot(QStringLiteral("evaluation-success.png"), QStringLiteral("Success"), T::Light),
+        evaluationShot(QStringLiteral("evaluation-flips.png"), QStringLiteral("Flips"), T::Light),
+        evaluationShot(QStringLiteral("evaluation-cost.png"), QStringLiteral("Cost"), T::Light),
+        evaluationShot(QStringLiteral("evaluation-checklist-dark.png"), QStringLiteral("Checklist"), T::Dark),
+    };
     std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
@@ -408,6 +433,7 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
     };
     shots.insert(shots.end(), explorer.begin(), explorer.end());
     shots.insert(shots.end(), experiments.begin(), experiments.end());
+    shots.insert(shots.end(), evaluation.begin(), evaluation.end());
     return shots;
 }
 

@@ -15,6 +15,7 @@
 #include "engine/api/lora_api.h"
 #include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
+#include "projects/evalsuite_records.h"
 #include "projects/project_file.h"
 #include "engine/core/job_estimate.h"
 #include "ui/background_call.h"
@@ -434,6 +435,8 @@ bool Workbench::exportRun(qint64 runId, const std::optional<ExportChoice>& given
                 const auto file = projects::ProjectFile::open(project.toStdString(), projects::OpenMode::ReadOnly);
                 for (const projects::MetricSeries& s : file.load_metrics(req.run_id))
                     req.series.push_back({s.name, s.steps, s.values});
+                // The project's evaluation of this checkpoint (the report's "Evaluation" section).
+                req.evaluations = projects::evaluations_of_model(project.toStdString(), req.model);
             }
             *doctor = run_export(req, sink, cancel).doctor;
         },

@@ -24,6 +24,7 @@ Command project_command();
 Command inspect_command();
 Command eval_command();
 Command generate_command();
+Command evalsuite_command();
 Command convert_command();
 Command tokenize_command();
 Command logits_command();

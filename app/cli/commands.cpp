@@ -13,6 +13,7 @@ const std::vector<Command>& all_commands() {
         logits_command(),
         eval_command(),
         generate_command(),
+        evalsuite_command(),
         embed_command(),
         ptq_command(),
         sensitivity_command(),

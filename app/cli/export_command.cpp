@@ -6,12 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "app/cli/arg_parser.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/device_option.h"
 #include "app/cli/doctor_text.h"
 #include "app/cli/recorded_run_info.h"
+#include "projects/evalsuite_records.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
 #include "engine/api/doctor_api.h"
@@ -126,6 +129,10 @@ int run(const std::vector<std::string>& args) {
         for (projects::MetricSeries& s : file.load_metrics(req.run_id))
             req.series.push_back(ExportSeries{s.name, std::move(s.steps), std::move(s.values)});
     }
+
+    // The report's "Evaluation" section: the project's evaluation of this checkpoint, if any.
+    if (req.as == "report" && p.has("--project") && std::filesystem::exists(*p.value("--project")))
+        req.evaluations = projects::evaluations_of_model(*p.value("--project"), resolved_model_folder(req.model));
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);

@@ -107,6 +107,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         in.project = req.project;
         in.run_id = req.run_id;
         in.run_config_json = req.run_config_json;
+        in.evaluations = req.evaluations;
         r = export_report(in, req.out, req.force, sink, cancel);
     }
     for (const std::string& w : r.warnings) sink.log(LogLevel::Warning, "export: " + w);

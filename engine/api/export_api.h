@@ -34,6 +34,9 @@ struct ExportRequest {
     int64_t run_id = 0;
     std::vector<ExportSeries> series;  // report curves; empty: from the checkpoint's own reports
     std::string run_config_json;       // the project run's config (seed, data) for the manifest, or ""
+    // Report: evaluation runs of the checkpoint, baseline first (JSON texts; the report's
+    // "Evaluation" section; projects/evalsuite_records.h evaluations_of_model).
+    std::vector<std::string> evaluations;
     // Where the model is loaded and its quantized weights computed (cpu | cuda | cuda:N); the
     // files are written from CPU copies.
     std::string device = "cpu";

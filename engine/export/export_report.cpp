@@ -16,6 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/export/export_folder.h"
 #include "engine/export/report_plots.h"
+#include "engine/evaluation/evaluation_tables.h"
 #include "engine/io/sha256.h"
 #include "engine/quant/quant_plan.h"
 
@@ -76,6 +77,105 @@ double weight_sqnr_db(LayerQuantizer& l) {
     const at::Tensor q = l.quantized_weight().to(at::kFloat);
     const double sig = w.pow(2).sum().item<double>(), err = (w - q).pow(2).sum().item<double>();
     return err == 0 ? INFINITY : 10 * std::log10(sig / err);
+}
+
+std::string report_pct(double v) {
+    if (!std::isfinite(v)) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", 100.0 * v);
+    return b;
+}
+
+std::string report_rate(const evaluation::RateInterval& r) {
+    if (r.trials == 0) return "-";
+    return report_pct(r.rate) + " % [" + report_pct(r.ci.low) + ", " + report_pct(r.ci.high) + "] (" + std::to_string(r.successes) +
+           "/" + std::to_string(r.trials) + ")";
+}
+
+std::string report_optional(const std::optional<double>& v) { return v ? num(*v) : std::string("-"); }
+
+// The "Evaluation" section: the runs side by side, the baseline first.
+void evaluation_section(std::ostringstream& h, const std::vector<std::string>& texts) {
+    using namespace evaluation;
+    std::vector<EvaluationRun> runs;
+    for (size_t i = 0; i < texts.size(); ++i)
+        runs.push_back(evaluation_run_from_json(json::parse(texts[i]), "evaluation " + std::to_string(i + 1)));
+    CompareRunsOptions options;
+    options.allow_mixed_settings = true;
+    const EvaluationTables t = compare_runs(runs, options);
+    const RunManifest& base = runs.front().manifest;
+    h << "<h2>Evaluation</h2>\n<p>Suite " << esc(base.suite) << " (" << base.item_ids.size() << " items, sha256 <code>"
+      << esc(base.suite_sha256) << "</code>), " << esc(base.decoding.description) << ", prompts through the chat template <code>"
+      << esc(base.chat_template_sha256.substr(0, 16)) << "</code>" << (base.tools_mode.empty() ? "" : ", tools in the " + esc(base.tools_mode))
+      << ". Baseline: " << esc(base.label) << ". Intervals: 95 % Wilson; differences: paired bootstrap.</p>\n";
+    for (const std::string& w : t.warnings) h << "<p><b>Warning:</b> " << esc(w) << "</p>\n";
+    h << "<table><tr><th>category</th>";
+    for (const std::string& m : t.models) h << "<th>" << esc(m) << "</th>";
+    h << "</tr>\n";
+    const std::vector<ModelSummary>& s = t.stats.summaries;
+    for (size_t c = 0; c < s.front().categories.size(); ++c) {
+        h << "<tr><td>" << esc(s.front().categories[c].first) << "</td>";
+        for (const ModelSummary& m : s) h << "<td>" << report_rate(m.categories[c].second) << "</td>";
+        h << "</tr>\n";
+    }
+    auto row = [&](const char* name, RateInterval ModelSummary::*field) {
+        h << "<tr><th>" << name << "</th>";
+        for (const ModelSummary& m : s) h << "<td>" << report_rate(m.*field) << "</td>";
+        h << "</tr>\n";
+    };
+    row("overall", &ModelSummary::overall);
+    row("schema validity", &ModelSummary::json_valid);
+    row("tool-call name", &ModelSummary::tool_name);
+    row("tool-call arguments", &ModelSummary::tool_arguments);
+    h << "</table>\n";
+    if (!t.stats.comparisons.empty()) {
+        h << "<table><tr><th>against " << esc(t.models.front()) << "</th><th>right&rarr;wrong</th><th>wrong&rarr;right</th>"
+             "<th>difference [95 % CI]</th><th>McNemar p</th></tr>\n";
+        for (const ModelComparison& c : t.stats.comparisons)
+            h << "<tr><td>" << esc(c.model) << "</td><td>" << c.overall.right_to_wrong << "</td><td>" << c.overall.wrong_to_right
+              << "</td><td>" << report_pct(c.overall.difference) << " [" << report_pct(c.overall.bootstrap.low) << ", "
+              << report_pct(c.overall.bootstrap.high) << "] pt</td><td>" << num(c.overall.mcnemar_p) << "</td></tr>\n";
+        h << "</table>\n";
+    }
+    if (!t.flips.empty()) {
+        h << "<table><tr><th>model</th><th>item</th><th>flip</th><th>" << esc(t.models.front()) << " answered</th><th>model answered</th></tr>\n";
+        size_t shown = 0;
+        for (const FlipRow& f : t.flips) {
+            if (++shown > 50) break;
+            h << "<tr><td>" << esc(f.model) << "</td><td>" << esc(f.id) << "</td><td>" << esc(f.direction) << "</td><td><pre>"
+              << esc(f.baseline_output) << "</pre></td><td><pre>" << esc(f.model_output) << "</pre></td></tr>\n";
+        }
+        h << "</table>\n";
+        if (t.flips.size() > 50) h << "<p>" << t.flips.size() - 50 << " more flips: quantlab-cli evalsuite --csv-dir writes them all.</p>\n";
+    }
+    h << "<table><tr><th>model</th><th>perplexity</th><th>&Delta;ppl</th><th>KL mean</th><th>KL p99</th><th>top-1 agreement</th>"
+         "<th>weights (MiB)</th><th>bits/param</th><th>KV bytes/token</th><th>prefill tok/s</th><th>TTFT ms</th><th>decode tok/s</th>"
+         "<th>s/success</th><th>estimated decode tok/s</th></tr>\n";
+    for (const EvaluationRun& r : runs) {
+        const ServingCost& c = r.cost;
+        h << "<tr><td>" << esc(r.manifest.label) << "</td><td>" << (r.logits ? num(r.logits->ppl) : "-") << "</td><td>"
+          << (r.logits ? report_optional(r.logits->delta_ppl) : "-") << "</td><td>" << (r.logits ? report_optional(r.logits->kl_mean) : "-")
+          << "</td><td>" << (r.logits ? report_optional(r.logits->kl_p99) : "-") << "</td><td>"
+          << (r.logits && r.logits->top1_agreement ? report_pct(*r.logits->top1_agreement) + " %" : "-") << "</td><td>"
+          << num(static_cast<double>(c.weights.bytes()) / 1048576.0) << "</td><td>" << num(c.weights.bits_per_parameter()) << "</td><td>"
+          << num(c.kv.bytes_per_token) << "</td><td>" << num(c.measured.prefill_tokens_per_second) << "</td><td>"
+          << num(1000.0 * c.measured.ttft_mean_s) << "</td><td>" << num(c.measured.decode_tokens_per_second) << "</td><td>"
+          << num(c.seconds_per_success) << "</td><td>"
+          << (c.estimates.empty() ? std::string("-") : num(c.estimates.front().decode_tokens_per_second) + " (" + esc(c.estimates.front().gpu) + ", estimate)")
+          << "</td></tr>\n";
+    }
+    h << "</table>\n<p>Speeds measured on " << esc(runs.front().cost.measured.device)
+      << " simulate the formats in float32; GPU rates are bandwidth estimates (weights + KV cache read per token).</p>\n";
+    h << "<table><tr><th>checklist</th><th></th><th>what was measured</th></tr>\n";
+    for (const ChecklistEntry& c : t.checklist)
+        h << "<tr><td>" << esc(c.item) << "</td><td>" << (c.done ? "&#x2611;" : "&#x2610;") << "</td><td>" << esc(c.evidence) << "</td></tr>\n";
+    h << "</table>\n<table><tr><th>run</th><th>model</th><th>sha256</th><th>scheme</th><th>QuantLab</th><th>LibTorch</th></tr>\n";
+    for (const EvaluationRun& r : runs)
+        h << "<tr><td>" << esc(r.manifest.label) << "</td><td>" << esc(r.manifest.model_path) << "</td><td><code>"
+          << esc(r.manifest.model_sha256) << "</code></td><td>" << esc(r.manifest.quant_scheme) << "</td><td>"
+          << esc(r.manifest.quantlab_version) << " (" << esc(r.manifest.quantlab_commit) << ")</td><td>" << esc(r.manifest.torch_version)
+          << "</td></tr>\n";
+    h << "</table>\n";
 }
 
 }  // namespace
@@ -221,6 +321,8 @@ std::string report_html(const ReportInputs& in, const std::vector<ExportSeries>&
               << "</td><td>" << db(l, "value_sqnr_db") << "</td></tr>\n";
         h << "</table>\n";
     }
+
+    if (!in.evaluations.empty()) evaluation_section(h, in.evaluations);
 
     // Environment and reproducibility.
     const RuntimeInfo rt = initialise_engine_runtime();

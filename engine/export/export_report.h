@@ -8,6 +8,9 @@
 //                threads)
 //   metrics.csv  series,step,value for every series point
 //   recipe.json  the recipe as applied
+// With evaluation runs (ReportInputs::evaluations), the page has an "Evaluation" section: success
+// per category with intervals, schema validity, tool-call accuracy, flips against the baseline,
+// the logit metrics, the serving cost and the checklist (engine/evaluation/evaluation_tables.h).
 // Curves come from a project run's series when given; otherwise from the checkpoint's own
 // ptq_report.json (per-layer output SQNR by layer index) and train_report.json (the evaluation
 // before and after training).
@@ -29,6 +32,10 @@ struct ReportInputs {
     std::string project;
     int64_t run_id = 0;
     std::string run_config_json;
+    // Evaluation runs of the checkpoint (engine/evaluation/evaluation_run.h JSON texts, the
+    // baseline first; projects/evalsuite_records.h evaluations_of_model): the report's
+    // "Evaluation" section. Empty: none.
+    std::vector<std::string> evaluations;
 };
 
 FolderExportResult export_report(const ReportInputs& in, const std::string& out, bool force, JobSink& sink,

@@ -79,7 +79,7 @@ TEST(GenerateViewTest, DemoAnswersStreamAndAQuantizedRunIsComparedTokenByToken) 
     view->setCandidates({{QStringLiteral("NF4 demo"), q}});
     ASSERT_TRUE(view->checkCandidate(q));
 
-    view->setPrompt(QStringLiteral("210+430="));  // 12 + 34 in the demo's digits-reversed layout
+    view->setPrompt(QStringLiteral("210+430="));  // 12 + 34, digits least significant first (docs/DATA.md)
     view->setMaxTokens(6);
     ASSERT_TRUE(view->generate());
     EXPECT_TRUE(view->isRunning());

@@ -30,7 +30,8 @@ namespace {
 
 bool paletteIsDark() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
 
-const QStringList kViews{"workbench", "dashboard", "compare", "inspector", "format-explorer", "whatif", "doctor", "experiments"};
+const QStringList kViews{"workbench", "dashboard",   "compare",     "inspector", "format-explorer",
+                         "whatif",    "doctor",      "experiments", "generate",  "evaluation"};
 
 TEST(MainWindow, OpensOnTheWorkbenchWithRuntimeFactsInTheStatusBar) {
     auto window = test::makeMainWindow(QString());
@@ -60,7 +61,11 @@ TEST(MainWindow, ShellHostsMoreViewsWithTheirOwnMenusAndShortcuts) {
     window->addView("second", "Second", second, "&Second", {action});
     EXPECT_EQ(window->viewIds(), kViews + QStringList{"second"});
     EXPECT_FALSE(action->isEnabled());  // only the shown view's actions are live
+    // Ctrl+1 ... Ctrl+9 reach the first nine views; a later one is shown from the navigation.
     QTest::keyClick(window.get(), Qt::Key_9, Qt::ControlModifier);
+    EXPECT_EQ(window->currentViewId(), "generate");
+    EXPECT_FALSE(action->isEnabled());
+    ASSERT_TRUE(window->showView("second"));
     EXPECT_EQ(window->currentViewId(), "second");
     EXPECT_TRUE(action->isEnabled());
     const QList<QAction*> explorerActions = window->formatExplorer()->viewActions();
