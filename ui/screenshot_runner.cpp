@@ -494,7 +494,9 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::realModelShots(const QStri
                       v->setPrompt(prompt);
                       v->setChat(true);
                       v->setMaxTokens(40);
-                      v->generate();
+                      // A refusal (no model yet, not a decoder) would otherwise wait out the timeout.
+                      if (!v->generate())
+                          qWarning("real-generate.png: generation did not start: %s", qPrintable(v->statusText()));
                   },
                   [](MainWindow& w) { return !w.generateView()->isRunning() && !w.generateView()->report().outputs.empty(); },
                   900000};

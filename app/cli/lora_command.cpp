@@ -128,7 +128,7 @@ int run_lora_train(const std::vector<std::string>& args) {
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
     projects::ProjectRunInfo info =
-        recorded_run_info(p, req.method, req.method + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data,
+        recorded_run_info(p, req.method, req.method + " " + path_label(req.model) + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + path_label(req.data),
                           req.model, req.recipe);
     info.config_json = nlohmann::json({{"mode", req.method}, {"model", req.model}, {"recipe", req.recipe}, {"data", req.data},
                                        {"steps", req.steps}, {"lr", req.lr}, {"rank", req.rank}, {"alpha", req.alpha},

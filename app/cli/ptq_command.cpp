@@ -152,7 +152,7 @@ int run(const std::vector<std::string>& args) {
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
-    projects::ProjectRunInfo info = recorded_run_info(p, "ptq", req.recipe + " on " + req.model, req.model, req.recipe, req.kv_cache,
+    projects::ProjectRunInfo info = recorded_run_info(p, "ptq", req.recipe + " on " + path_label(req.model), req.model, req.recipe, req.kv_cache,
                                                         req.rotate);
     info.config_json = nlohmann::json({{"model", req.model},
                                        {"recipe", req.recipe},

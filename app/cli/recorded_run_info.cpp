@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/cli/recorded_run_info.h"
 
+#include <filesystem>
 #include <tuple>
 #include <utility>
 
@@ -20,6 +21,13 @@ projects::ProjectRunInfo recorded_run_info(const ArgParser& p, std::string kind,
         if (!recipe.empty()) std::tie(info.recipe_name, info.recipe_json) = recipe_name_and_json(recipe, kv_cache, rotate);
     }
     return info;
+}
+
+std::string path_label(const std::string& path) {
+    std::filesystem::path p(path);
+    if (!p.has_filename()) p = p.parent_path();  // "folder/" names the folder
+    const std::string name = p.filename().string();
+    return name.empty() ? path : name;
 }
 
 }  // namespace ql::cli

@@ -18,4 +18,9 @@ projects::ProjectRunInfo recorded_run_info(const ArgParser& p, std::string kind,
                                            const std::string& model, const std::string& recipe = {},
                                            const std::string& kv_cache = {}, const std::string& rotate = {});
 
+// How a run names a model or data file it was given as a path: its last component
+// ("SmolLM2-135M-Instruct.Q4_1.gguf", "train.txt"), so run lists stay readable; the whole path is
+// recorded beside it (model_name / model_path, config_json). "demo" and ids stay as given.
+std::string path_label(const std::string& path);
+
 }  // namespace ql::cli

@@ -193,7 +193,7 @@ int run(const std::vector<std::string>& args) {
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
     projects::ProjectRunInfo info = recorded_run_info(
-        p, req.mode, req.mode + " " + req.model + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + req.data, req.model,
+        p, req.mode, req.mode + " " + path_label(req.model) + (req.recipe.empty() ? "" : " " + req.recipe) + " on " + path_label(req.data), req.model,
         req.recipe, req.kv_cache, req.rotate);
     info.config_json = nlohmann::json({{"mode", req.mode}, {"model", req.model}, {"recipe", req.recipe},
                                        {"data", req.data}, {"steps", req.steps}, {"lr", req.lr},
