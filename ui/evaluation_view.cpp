@@ -327,31 +327,10 @@ void EvaluationView::setReferenceModel(const QString& path, bool generates) {
 }
 
 void EvaluationView::setCandidates(const QList<Candidate>& candidates) {
-    QStringList checked;
-    for (int i = 0; i < m_models->count(); ++i)
-        if (m_models->item(i)->checkState() == Qt::Checked) checked << m_models->item(i)->data(Qt::UserRole).toString();
-    m_models->clear();
-    for (const Candidate& c : candidates) {
-        auto* item = new QListWidgetItem(c.label, m_models);
-        item->setData(Qt::UserRole, c.path);
-        item->setToolTip(c.path);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(checked.contains(c.path) ? Qt::Checked : Qt::Unchecked);
-    }
-    if (candidates.isEmpty()) {
-        auto* item = new QListWidgetItem(tr("(no quantized runs yet: run PTQ, QAT or QAD, then evaluate them here)"), m_models);
-        item->setFlags(Qt::NoItemFlags);
-    }
+    fillRunChecklist(m_models, candidates, tr("(no quantized runs yet: run PTQ, QAT or QAD, then evaluate them here)"));
 }
 
-bool EvaluationView::checkCandidate(const QString& path, bool checked) {
-    for (int i = 0; i < m_models->count(); ++i)
-        if (m_models->item(i)->data(Qt::UserRole).toString() == path) {
-            m_models->item(i)->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
-            return true;
-        }
-    return false;
-}
+bool EvaluationView::checkCandidate(const QString& path, bool checked) { return checkRun(m_models, path, checked); }
 
 void EvaluationView::updateButtons() {
     const bool running = m_runner->isRunning();

@@ -16,6 +16,7 @@
 #include <QWidget>
 
 #include "engine/api/evalsuite_api.h"
+#include "ui/run_checklist.h"
 
 class QCheckBox;
 class QLabel;
@@ -43,9 +44,7 @@ public:
     void setProject(const QString& path);
     // The open model: the baseline of a new evaluation.
     void setReferenceModel(const QString& path, bool generates);
-    struct Candidate {
-        QString label, path;
-    };
+    using Candidate = RunCandidate;
     // Quantized runs of the project to evaluate beside the baseline; kept checked by path.
     void setCandidates(const QList<Candidate>& candidates);
     bool checkCandidate(const QString& path, bool checked = true);

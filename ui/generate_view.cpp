@@ -132,31 +132,10 @@ void GenerateView::setReferenceModel(const QString& path, bool generates, bool h
 }
 
 void GenerateView::setCandidates(const QList<Candidate>& candidates) {
-    QStringList checked;
-    for (int i = 0; i < m_models->count(); ++i)
-        if (m_models->item(i)->checkState() == Qt::Checked) checked << m_models->item(i)->data(Qt::UserRole).toString();
-    m_models->clear();
-    for (const Candidate& c : candidates) {
-        auto* item = new QListWidgetItem(c.label, m_models);
-        item->setData(Qt::UserRole, c.path);
-        item->setToolTip(c.path);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(checked.contains(c.path) ? Qt::Checked : Qt::Unchecked);
-    }
-    if (candidates.isEmpty()) {
-        auto* item = new QListWidgetItem(tr("(no quantized runs yet: run PTQ, QAT or QAD to compare)"), m_models);
-        item->setFlags(Qt::NoItemFlags);
-    }
+    fillRunChecklist(m_models, candidates, tr("(no quantized runs yet: run PTQ, QAT or QAD to compare)"));
 }
 
-bool GenerateView::checkCandidate(const QString& path, bool checked) {
-    for (int i = 0; i < m_models->count(); ++i)
-        if (m_models->item(i)->data(Qt::UserRole).toString() == path) {
-            m_models->item(i)->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
-            return true;
-        }
-    return false;
-}
+bool GenerateView::checkCandidate(const QString& path, bool checked) { return checkRun(m_models, path, checked); }
 
 void GenerateView::setPrompt(const QString& prompt) { m_prompt->setPlainText(prompt); }
 void GenerateView::setMaxTokens(int tokens) { m_maxTokens->setValue(tokens); }

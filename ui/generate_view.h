@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/api/generate_api.h"
+#include "ui/run_checklist.h"
 
 class QCheckBox;
 class QLabel;
@@ -41,9 +42,7 @@ public:
     // with the reason; `hasChatTemplate` ticks "Chat template".
     void setReferenceModel(const QString& path, bool generates, bool hasChatTemplate);
     // Quantized models to compare (label shown, path of the checkpoint); kept checked by path.
-    struct Candidate {
-        QString label, path;
-    };
+    using Candidate = RunCandidate;
     void setCandidates(const QList<Candidate>& candidates);
     bool checkCandidate(const QString& path, bool checked = true);
 

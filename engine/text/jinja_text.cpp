@@ -2,6 +2,7 @@
 #include "engine/text/jinja_text.h"
 
 #include "engine/text/jinja_special_casing.h"
+#include "engine/text/unicode_text.h"
 
 #include <utf8proc.h>
 
@@ -44,23 +45,7 @@ std::u32string decode_utf8(std::string_view s) {
     return out;
 }
 
-void append_code_point(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-}
+void append_code_point(std::string& out, char32_t c) { text::append_utf8(out, c); }
 
 std::string encode_utf8(std::u32string_view s) {
     std::string out;
