@@ -66,31 +66,8 @@ GgufConversion convert_gguf_to_hf(const std::string& gguf_path, const std::strin
         write("config.json", hf_config_json(g.model->config(), v.bos_id, v.eos_id));
         write_safetensors((partial / "model.safetensors").string(), g.model->file_state(), {{"format", "pt"}});
         r.files.push_back("model.safetensors");
-        write("tokenizer.json", *v.tokenizer_json);
-        // The token strings as the rebuilt tokenizer spells them (byte-level: Ġ for a space).
-        const nlohmann::json tok = nlohmann::json::parse(*v.tokenizer_json);  // not ordered: 49152 keys
-        auto token_of = [&](const std::optional<int32_t>& id) -> ConversionJson {
-            if (!id) return nullptr;
-            for (const nlohmann::json& a : tok["added_tokens"])
-                if (a["id"] == *id) return a["content"];
-            for (const auto& [text, index] : tok["model"]["vocab"].items())
-                if (index == *id) return text;
-            return nullptr;
-        };
-        ConversionJson config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
-                       {"bos_token", token_of(v.bos_id)},
-                       {"eos_token", token_of(v.eos_id)},
-                       {"add_bos_token", v.add_bos},
-                       {"clean_up_tokenization_spaces", false},
-                       {"model_max_length", g.model->config().max_positions}};
-        write("tokenizer_config.json", config.dump(2) + "\n");
-        if (v.chat_template) write("chat_template.jinja", *v.chat_template);
-        ConversionJson generation = {{"bos_token_id", v.bos_id ? ConversionJson(*v.bos_id) : ConversionJson(nullptr)}};
-        ConversionJson ends = ConversionJson::array();
-        for (const auto& id : {v.eos_id, v.eot_id, v.eom_id})
-            if (id && std::find(ends.begin(), ends.end(), ConversionJson(*id)) == ends.end()) ends.push_back(*id);
-        generation["eos_token_id"] = ends.size() == 1 ? ends[0] : ends;
-        write("generation_config.json", generation.dump(2) + "\n");
+        for (const std::string& name : write_gguf_text_files(v, g.model->config().max_positions, partial.string()))
+            r.files.push_back(name);
         write("SOURCE.md", source_note(gguf_path, f, g.source));
         if (fs::exists(out, ec)) fs::remove_all(out, ec);
         fs::rename(partial, out, ec);

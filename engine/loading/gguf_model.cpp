@@ -5,11 +5,14 @@
 #include <ATen/core/grad_mode.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -49,10 +52,46 @@ std::string ggml_ne_text(const std::vector<int64_t>& ne) {
 
 }  // namespace
 
+std::vector<std::string> write_gguf_text_files(const GgufVocabulary& v, int64_t max_positions, const std::string& folder) {
+    std::vector<std::string> written;
+    if (!v.tokenizer_json) return written;
+    using ConversionJson = nlohmann::ordered_json;
+    auto write_text = [&](const std::string& name, const std::string& text) {
+        write_file_atomically(folder + "/" + name, text);
+        written.push_back(name);
+    };
+    write_text("tokenizer.json", *v.tokenizer_json);
+    // The token strings as the rebuilt tokenizer spells them (byte-level: Ġ for a space).
+    const nlohmann::json tok = nlohmann::json::parse(*v.tokenizer_json);  // not ordered: 49152 keys
+    auto token_of = [&](const std::optional<int32_t>& id) -> ConversionJson {
+        if (!id) return nullptr;
+        for (const nlohmann::json& a : tok["added_tokens"])
+            if (a["id"] == *id) return a["content"];
+        for (const auto& [text, index] : tok["model"]["vocab"].items())
+            if (index == *id) return text;
+        return nullptr;
+    };
+    ConversionJson config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
+                   {"bos_token", token_of(v.bos_id)},
+                   {"eos_token", token_of(v.eos_id)},
+                   {"add_bos_token", v.add_bos},
+                   {"clean_up_tokenization_spaces", false},
+                   {"model_max_length", max_positions}};
+    write_text("tokenizer_config.json", config.dump(2) + "\n");
+    if (v.chat_template) write_text("chat_template.jinja", *v.chat_template);
+    ConversionJson generation = {{"bos_token_id", v.bos_id ? ConversionJson(*v.bos_id) : ConversionJson(nullptr)}};
+    ConversionJson ends = ConversionJson::array();
+    for (const auto& id : {v.eos_id, v.eot_id, v.eom_id})
+        if (id && std::find(ends.begin(), ends.end(), ConversionJson(*id)) == ends.end()) ends.push_back(*id);
+    generation["eos_token_id"] = ends.size() == 1 ? ends[0] : ends;
+    write_text("generation_config.json", generation.dump(2) + "\n");
+    return written;
+}
+
 void write_gguf_model_files(const ModelConfig& config, const GgufSource& source, const std::string& folder) {
     const GgufVocabulary& v = source.vocabulary;
     write_file_atomically(folder + "/config.json", hf_config_json(config, v.bos_id, v.eos_id));
-    if (v.tokenizer_json) write_file_atomically(folder + "/tokenizer.json", *v.tokenizer_json);
+    write_gguf_text_files(v, config.max_positions, folder);
     if (v.is_demo) {
         nlohmann::json tokens = nlohmann::json::array();
         for (int64_t i = 0; i < synthetic_vocab::kSize; ++i) tokens.push_back(synthetic_vocab::token_text(i));

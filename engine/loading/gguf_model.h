@@ -51,6 +51,12 @@ struct GgufModel {
 // into their checkpoints when MODEL is a GGUF file.
 void write_gguf_model_files(const ModelConfig& config, const GgufSource& source, const std::string& folder);
 
+// The vocabulary's text files as transformers reads them, into `folder` (which must exist):
+// tokenizer.json, tokenizer_config.json (BOS / EOS strings, add_bos_token, model_max_length =
+// max_positions), chat_template.jinja when the file has a template, generation_config.json (every
+// end id). Returns the names written; none when the vocabulary has no tokenizer.json form.
+std::vector<std::string> write_gguf_text_files(const GgufVocabulary& v, int64_t max_positions, const std::string& folder);
+
 // Opens and decodes `path`. Every tensor of the file must be a parameter of the model its
 // metadata describes with the matching shape, and every parameter must be in the file (a tied
 // lm_head reads token_embd); values must be finite. UserError naming the file and the key or

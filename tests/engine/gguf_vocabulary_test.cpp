@@ -10,10 +10,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "engine/io/gguf_file.h"
+#include "engine/loading/gguf_model.h"
 #include "engine/loading/gguf_vocabulary.h"
 #include "engine/loading/llama_pre_tokenizers.h"
 #include "engine/loading/model_text.h"
@@ -84,6 +86,28 @@ TEST(GgufVocabulary, SmollmSplitsEveryDigitAsLlamaCppDoes) {
     EXPECT_EQ(text.chat_template_origin, path + ": tokenizer.chat_template");
     EXPECT_EQ(text.encode_prompt("1"), (std::vector<int64_t>{text.tokenizer->token_to_id("1").value()}))
         << "add_bos_token is unset and smollm's default is no BOS";
+    std::filesystem::remove(path);
+}
+
+// What ptq / train / convert copy next to weights made from a GGUF: the folder's tokenizer,
+// chat template and end ids are the file's, so a quantized checkpoint of a GGUF model can chat.
+TEST(GgufVocabulary, TextFilesGiveTheFolderTheFilesTokenizerTemplateAndEnds) {
+    const std::string path = temp_path("text-files.gguf");
+    const GgufVocabulary v = gguf_vocabulary(vocabulary_file(path, "smollm", "{{ bos_token }}"));
+    const std::string folder = temp_path("text-files");
+    std::filesystem::create_directories(folder);
+    const std::vector<std::string> written = write_gguf_text_files(v, 2048, folder);
+    EXPECT_EQ(written, (std::vector<std::string>{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+                                                 "generation_config.json"}));
+    const ModelText from_file = gguf_model_text(v, path);
+    const ModelText from_folder = hf_folder_text(folder, 262);
+    EXPECT_EQ(from_folder.chat_template, "{{ bos_token }}");
+    EXPECT_EQ(from_folder.chat_template_origin, folder + "/chat_template.jinja");
+    EXPECT_EQ(from_folder.bos_token, "<|im_start|>");
+    EXPECT_EQ(from_folder.encode_prompt("x 123"), from_file.encode_prompt("x 123"));
+    const nlohmann::json generation = nlohmann::json::parse(std::ifstream(folder + "/generation_config.json"));
+    EXPECT_EQ(generation["eos_token_id"], nlohmann::json::array({2, 0}));
+    std::filesystem::remove_all(folder);
     std::filesystem::remove(path);
 }
 
