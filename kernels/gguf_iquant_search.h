@@ -32,6 +32,17 @@ QL_INLINE F8 load8(const float* p) {
 QL_INLINE void store8(float* p, F8 v) { std::memcpy(p, &v, sizeof v); }
 QL_INLINE F8 splat8(float f) { return F8{} + f; }
 QL_INLINE F8 select8(I8 m, F8 a, F8 b) { return (F8)(((I8)a & m) | ((I8)b & ~m)); }
+// Lane k of the result is v[idx[k] % 8]: GCC's run-time permute. Clang (the fuzzer's compiler)
+// has no __builtin_shuffle with a variable mask, so it gathers lane by lane (the same values).
+QL_INLINE F8 permute8(F8 v, I8 idx) {
+#if defined(__clang__)
+    F8 r;
+    for (int k = 0; k < 8; ++k) r[k] = v[idx[k] & 7];
+    return r;
+#else
+    return __builtin_shuffle(v, idx);
+#endif
+}
 QL_INLINE I8 select8i(I8 m, I8 a, I8 b) { return (a & m) | (b & ~m); }
 // The smallest lane, in every lane (no NaN lanes).
 QL_INLINE F8 hmin8(F8 v) {
@@ -76,7 +87,7 @@ QL_INLINE int nearest_point(const LatticeSearch& s, const NeighbourList& l, cons
         I8 p;
         std::memcpy(&p, packed + j0, sizeof p);
         F8 d2 = splat8(0.0f);
-        for (int c = 0; c < D; ++c) d2 = d2 + __builtin_shuffle(terms[c], (p >> (bits * c)) & mask);
+        for (int c = 0; c < D; ++c) d2 = d2 + permute8(terms[c], (p >> (bits * c)) & mask);
         const I8 less = d2 < best;
         best = select8(less, d2, best);
         best_at = (j & less) | (best_at & ~less);
