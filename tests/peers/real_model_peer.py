@@ -21,7 +21,14 @@ cannot run at all (a peer missing: the test fails, never skips).
              greedy tokens, token for token
   gguf_ppl   llama.cpp (llama-cpp-python, logits of every position) on each exported GGUF file over
              llama-perplexity's chunks (the second half of each chunk of T scored, no BOS for this
-             model): perplexity within 0.5 % of QuantLab's own (`eval FILE.gguf --windows llama`)
+             model) against QuantLab's own (`eval FILE.gguf --windows llama`). llama.cpp's CPU
+             matmuls quantize activations to 8 bits (Q8_0 / Q8_1 / Q8_K blocks) and its KV cache is
+             F16, so even on identical weights (the source file, the first entry) its perplexity
+             sits 0.2-0.4 % above the exact one on this model, and by up to 0.7 % on an export (run-
+             to-run stable, but it moves with llama.cpp's build). Two bounds: the export's
+             perplexity relative to the source file's changes by the same factor in both
+             (|ratio_llama / ratio_quantlab - 1| <= 0.5 %: llama.cpp's runtime error cancels), and
+             the absolute perplexities agree within 1 %.
 """
 import json
 import math
@@ -104,6 +111,7 @@ def main():
               f"prompt ids {'equal' if same_prompt else 'DIFFER'}; {len(g['tokens'])} QuantLab tokens, {len(theirs)} transformers"
               + ("" if first is None else f", first difference at {first}") + f": {hf_tok.decode(theirs)!r}")
 
+    measured = []
     for e in manifest["gguf_ppl"]:
         T = e["window"]
         tokens = np.load(e["ids"]).astype(np.int64).tolist()
@@ -120,13 +128,20 @@ def main():
                 m = row.max()
                 total += m + math.log(np.exp(row - m).sum()) - row[chunk[i + 1]]
                 count += 1
-        theirs = math.exp(total / count)
-        ours = math.exp(e["quantlab_loss"])
-        rel = abs(ours - theirs) / theirs
-        check("gguf_ppl:" + e["name"], rel <= 5e-3 and count == e["quantlab_tokens"],
-              f"{count} predictions (QuantLab {e['quantlab_tokens']}): ppl QuantLab {ours:.4f}, llama.cpp {theirs:.4f}, "
-              f"rel {100 * rel:.3f} % (<= 0.5 %)")
         del llm
+        measured.append((e, math.exp(total / count), math.exp(e["quantlab_loss"]), count))
+    # The source file (identical weights on both sides) is the reference of the ratios.
+    base = next((m for m in measured if m[0]["file"] == manifest["gguf"]), None)
+    if base is None:
+        check("gguf_ppl:source", False, "the manifest has no entry for the source file " + manifest["gguf"])
+        base = measured[0]
+    for e, theirs, ours, count in measured:
+        rel = abs(ours - theirs) / theirs
+        ratio = (theirs / base[1]) / (ours / base[2])
+        check("gguf_ppl:" + e["name"], abs(ratio - 1) <= 5e-3 and rel <= 1e-2 and count == e["quantlab_tokens"],
+              f"{count} predictions (QuantLab {e['quantlab_tokens']}): ppl QuantLab {ours:.4f}, llama.cpp {theirs:.4f} "
+              f"(rel {100 * rel:.3f} %, <= 1 %); ppl / source file's: QuantLab {ours / base[2]:.5f}, "
+              f"llama.cpp {theirs / base[1]:.5f} (differ {100 * abs(ratio - 1):.3f} %, <= 0.5 %)")
 
     json.dump({"checks": checks}, open(sys.argv[2], "w"), indent=1)
     print("PASS" if all(c["pass"] for c in checks) else "FAILED")
