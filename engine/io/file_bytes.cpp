@@ -17,14 +17,21 @@ namespace ql {
 namespace {
 
 // The live file mappings, start -> end, so that page release never touches owned memory.
-std::mutex& live_mappings_mutex() {
-    static std::mutex m;
-    return m;
+// Never destroyed, on purpose: a FileBytes owned by a static object (a model a benchmark or a
+// cache keeps for the whole process) is destroyed at exit after any static constructed before
+// it, and its destructor must still find this registry. A function-local static map was
+// destroyed first and the later erase corrupted the heap ("corrupted double-linked list" at
+// the exit of quantlab-bench's RealModel/Generate).
+struct LiveMappings {
+    std::mutex mutex;
+    std::map<uintptr_t, uintptr_t> ranges;
+};
+LiveMappings& live_mapping_registry() {
+    static LiveMappings& registry = *new LiveMappings();  // leaked: see above
+    return registry;
 }
-std::map<uintptr_t, uintptr_t>& live_mappings() {
-    static std::map<uintptr_t, uintptr_t> m;
-    return m;
-}
+std::mutex& live_mappings_mutex() { return live_mapping_registry().mutex; }
+std::map<uintptr_t, uintptr_t>& live_mappings() { return live_mapping_registry().ranges; }
 
 bool inside_live_mapping(uintptr_t begin, uintptr_t end) {
     const auto& m = live_mappings();
