@@ -39,7 +39,7 @@ bool looks_like_repo_id(const std::string& id) {
     for (char c : id)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '/') return false;
     const size_t slash = id.find('/');
-    for (const std::string part : {id.substr(0, slash), id.substr(slash + 1)})
+    for (const std::string& part : {id.substr(0, slash), id.substr(slash + 1)})
         if (part.empty() || part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.') return false;
     return true;
 }
