@@ -165,7 +165,9 @@ void GenerateView::rebuildColumns(const QStringList& titles) {
         c->text = new QTextBrowser(c->frame);
         c->text->setObjectName(QStringLiteral("generateOutput%1").arg(i));
         c->text->setOpenLinks(false);
-        c->text->setMinimumWidth(260);
+        // Narrow enough that the reference and four runs fit side by side in a 1600-pixel window;
+        // more runs scroll.
+        c->text->setMinimumWidth(215);
         QTextBrowser* browser = c->text;
         const int column = i;
         connect(browser, &QTextBrowser::highlighted, this, [this, browser, column](const QUrl& url) {
