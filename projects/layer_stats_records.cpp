@@ -160,6 +160,12 @@ json layer_json(const LayerStatistics& l) {
             {"input_clipped_fraction", number(l.input_clipped_fraction)},
             {"first_block", l.first_block},
             {"weight", tensor_summary(l.weight)},
+            {"llm_int8", {{"threshold", l.llm_int8.threshold},
+                          {"tokens", l.llm_int8.tokens},
+                          {"columns", l.llm_int8.columns},
+                          {"column_token_share", l.llm_int8.column_token_share},
+                          {"batch_flop_share", l.llm_int8.batch_flop_share},
+                          {"token_flop_share", l.llm_int8.token_flop_share}}},
             {"fits", fits}};
 }
 
@@ -216,6 +222,18 @@ std::vector<ql::LayerStatistics> from_project_records(const std::vector<LayerSta
                 l.input_amax = get(extra, "input_amax");
                 l.input_clipped_fraction = get(extra, "input_clipped_fraction");
                 l.first_block = extra.value("first_block", std::vector<float>{});
+                // Projects written before the LLM.int8() account have none (threshold 0).
+                if (extra.contains("llm_int8") && extra.at("llm_int8").is_object()) {
+                    const json& d = extra.at("llm_int8");
+                    l.llm_int8.threshold = d.value("threshold", 0.0);
+                    l.llm_int8.tokens = d.value("tokens", int64_t{0});
+                    l.llm_int8.columns = d.value("columns", std::vector<int64_t>{});
+                    l.llm_int8.column_token_share = d.value("column_token_share", std::vector<double>{});
+                    l.llm_int8.batch_flop_share = d.value("batch_flop_share", 0.0);
+                    l.llm_int8.token_flop_share = d.value("token_flop_share", 0.0);
+                    if (l.llm_int8.column_token_share.size() != l.llm_int8.columns.size())
+                        throw std::runtime_error("layer statistics of " + r.layer + ": llm_int8.columns and column_token_share differ in length");
+                }
                 if (extra.contains("weight")) read_summary(extra.at("weight"), l.weight);
                 l.weight.histogram = read_histogram(r, extra);
                 // Scales may have been read first (records in any order): keep them.

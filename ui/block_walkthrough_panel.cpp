@@ -580,7 +580,9 @@ void BlockWalkthroughPanel::fillTables() {
         if (!options().asymmetric && k < m_result.scaled.size() && !m_format->element_values.empty()) {
             const double s = m_result.scaled[k];
             const double lo = m_format->element_values.front(), hi = m_format->element_values.back();
-            clipped[k] = s > hi * (1 + 1e-6) + 1e-12 || s < lo * (1 + 1e-6) - 1e-12;
+            // LLM.int8()'s outlier columns are not clipped: they bypass the grid in full precision.
+            const bool kept = k < m_result.kept.size() && m_result.kept[k];
+            clipped[k] = !kept && (s > hi * (1 + 1e-6) + 1e-12 || s < lo * (1 + 1e-6) - 1e-12);
         }
     }
 
@@ -595,6 +597,8 @@ void BlockWalkthroughPanel::fillTables() {
         if (clipped[k]) {
             scaled->setForeground(style.warning);
             scaled->setToolTip(tr("Outside the element range: clipped to the largest value"));
+        } else if (k < m_result.kept.size() && m_result.kept[k]) {
+            scaled->setToolTip(tr("An outlier column: kept in full precision, not quantized (code 0)"));
         }
         m_values->setItem(i, ColScaled, scaled);
         m_values->setItem(i, ColCode, readOnlyItem(have && k < m_result.codes.size() ? codeText(m_result.codes[k]) : QString()));

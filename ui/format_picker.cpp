@@ -15,13 +15,15 @@ constexpr int kNameRole = Qt::UserRole + 1;
 constexpr int kSearchRole = Qt::UserRole + 2;
 
 // Families in the order users meet them in deployment guides; baselines last.
-const char* const kFamilyOrder[] = {"fp8", "nvfp4", "mx", "int", "nf4", "gguf", "passthrough"};
+const char* const kFamilyOrder[] = {"fp8", "nvfp4", "nvfp4_e5m3", "mx", "int", "llm_int8", "nf4", "gguf", "passthrough"};
 
 }  // namespace
 
 QString FormatPicker::familyTitle(const QString& family) {
     if (family == "fp8") return tr("FP8");
     if (family == "nvfp4") return tr("NVFP4");
+    if (family == "nvfp4_e5m3") return tr("NVFP4, E5M3 scales");
+    if (family == "llm_int8") return tr("LLM.int8() (bitsandbytes)");
     if (family == "mx") return tr("OCP Microscaling (MX)");
     if (family == "int") return tr("Integer");
     if (family == "nf4") return tr("NF4 (QLoRA)");

@@ -444,6 +444,21 @@ void LayerInspectorView::refreshHistogram(const LayerStatistics& l, const Format
         add(tr("calibrated amax"), num(l.input_amax));
         add(tr("inputs clipped"), QStringLiteral("%1 %").arg(100.0 * l.input_clipped_fraction, 0, 'g', 3));
     }
+    const LlmInt8Decomposition& d = l.llm_int8;
+    if (activations && d.threshold > 0 && !m_channel) {
+        const int64_t features = l.weight_shape.size() > 1 ? l.weight_shape[1] : 0;
+        add(tr("LLM.int8 FP16 features"), tr("%1 of %2 (≥ %3)").arg(d.columns.size()).arg(features).arg(num(d.threshold)),
+            tr("bitsandbytes computes a feature column in FP16 when any token of the call has |x| ≥ %1 there").arg(num(d.threshold)));
+        add(tr("FP16 FLOPs, one batch"), QStringLiteral("%1 %").arg(100.0 * d.batch_flop_share, 0, 'g', 3),
+            tr("all %1 sampled tokens in one call (prefill)").arg(d.tokens));
+        add(tr("FP16 FLOPs, per token"), QStringLiteral("%1 %").arg(100.0 * d.token_flop_share, 0, 'g', 3),
+            tr("one token per call (decoding), averaged over the sampled tokens"));
+        size_t most = 0;
+        for (size_t i = 1; i < d.column_token_share.size(); ++i)
+            if (d.column_token_share[i] > d.column_token_share[most]) most = i;
+        if (!d.columns.empty())
+            add(tr("most often in FP16"), tr("feature %1: %2 % of tokens").arg(d.columns[most]).arg(100.0 * d.column_token_share[most], 0, 'g', 3));
+    }
 }
 
 void LayerInspectorView::refreshScales(const LayerStatistics& l) {
@@ -482,7 +497,15 @@ void LayerInspectorView::refreshOutliers(const LayerStatistics& l) {
     std::sort(order.begin(), order.end(), [&](int a, int b) { return s.channel_absmax[a] > s.channel_absmax[b]; });
     const int top = std::min<int>(8, static_cast<int>(order.size()));
     std::vector<bool> isTop(order.size(), false);
-    for (int i = 0; i < top; ++i) isTop[order[i]] = true;
+    // Activations: the features LLM.int8() would compute in FP16 are the ones that stand out.
+    const LlmInt8Decomposition& d = l.llm_int8;
+    const bool fp16Features = activations && d.threshold > 0 && !d.columns.empty();
+    if (fp16Features) {
+        for (int64_t c : d.columns)
+            if (c >= 0 && c < static_cast<int64_t>(isTop.size())) isTop[static_cast<size_t>(c)] = true;
+    } else {
+        for (int i = 0; i < top; ++i) isTop[order[i]] = true;
+    }
     for (size_t c = 0; c < s.channel_absmax.size(); ++c) {
         BarChart::Bar b;
         b.label = (activations ? tr("feature %1") : tr("channel %1")).arg(c);
@@ -492,7 +515,9 @@ void LayerInspectorView::refreshOutliers(const LayerStatistics& l) {
         bars.push_back(b);
     }
     m_channels->setTitle(tr("%1 — per-%2 absmax").arg(QString::fromStdString(l.layer), activations ? tr("feature") : tr("output channel")));
-    m_channels->setHighlightLabel(tr("top %1").arg(top));
+    m_channels->setHighlightLabel(fp16Features ? tr("FP16 under LLM.int8 (≥ %1): %2 features, %3 % of FLOPs")
+                                                     .arg(num(d.threshold)).arg(d.columns.size()).arg(100.0 * d.batch_flop_share, 0, 'g', 3)
+                                               : tr("top %1").arg(top));
     m_channels->setBars(bars);
     m_outliers->setRowCount(static_cast<int>(s.top_outliers.size()));
     for (int i = 0; i < static_cast<int>(s.top_outliers.size()); ++i) {

@@ -403,6 +403,16 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
                      [](FormatExplorerView& view) { view.walkthrough()->setTensorAmax(12.0f); }),
+        // The same block with E5M3 scales: no tensor amax enters, the block scale alone.
+        explorerShot(QStringLiteral("format-explorer-nvfp4-e5m3.png"), QStringLiteral("nvfp4_e5m3"), T::Light, SampleKind::RandomNormal, 7),
+        // One token with an outlier feature of 14.2: LLM.int8() keeps it, the row's absmax comes from the rest.
+        explorerShot(QStringLiteral("format-explorer-llm-int8.png"), QStringLiteral("llm_int8"), T::Light, SampleKind::WithOutlier, 3,
+                     [](FormatExplorerView& view) {
+                         std::vector<float> block = view.walkthrough()->block();
+                         block[10] = 14.2f;
+                         view.walkthrough()->setBlock(block);
+                         view.walkthrough()->selectElement(10);
+                     }),
         // An outlier of 14.2 under the OCP floor rule: X = 2^(3 − 2) = 2 and 14.2 / 2 = 7.1 clips to 6.
         explorerShot(QStringLiteral("format-explorer-mxfp4.png"), QStringLiteral("mxfp4"), T::Light, SampleKind::WithOutlier, 3,
                      [](FormatExplorerView& view) {

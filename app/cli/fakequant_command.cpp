@@ -23,9 +23,11 @@ const char* kUsage =
     "    [--codes C.npy] [--scales S.npy] [--packed P.npy] [--json]\n\n"
     "X: float32 .npy of any shape. Y: float32, same shape, the fake-quantized values.\n"
     "C: unpacked element codes (uint8; int8 for signed integers). S: decoded scales (float32; for nvfp4\n"
-    "the E4M3 block scales without the global scale). P: packed bytes as the export formats store them.\n"
+    "the E4M3 block scales without the global scale; for int8_vectorwise / llm_int8 the row absmax,\n"
+    "bitsandbytes' row_stats / SCB). P: packed bytes as the export formats store them.\n"
     "I (GGUF formats): float32 [cols] importance per column (an imatrix row), as llama-quantize --imatrix.\n"
-    "--json prints the resolved settings, NVFP4's global scale, zero points and the error (MSE, SQNR).\n"
+    "--json prints the resolved settings, NVFP4's global scale, zero points, LLM.int8()'s outlier columns and the\n"
+    "error (MSE, SQNR).\n"
     "Formats: see 'quantlab-cli formats'.";
 
 int run(const std::vector<std::string>& args) {
@@ -94,6 +96,7 @@ int run(const std::vector<std::string>& args) {
                             {"global_scale", r.global_scale ? nlohmann::json(*r.global_scale) : nlohmann::json(nullptr)},
                             {"zero_points", r.zero_points},
                             {"offset", r.offset ? nlohmann::json(*r.offset) : nlohmann::json(nullptr)},
+                            {"outlier_columns", f.family == "llm_int8" ? nlohmann::json(r.outlier_columns) : nlohmann::json(nullptr)},
                             {"mse", r.mse},
                             {"sqnr_db", std::isfinite(r.sqnr_db) ? nlohmann::json(r.sqnr_db) : nlohmann::json(nullptr)},
                             {"nonfinite_inputs", r.nonfinite_inputs},

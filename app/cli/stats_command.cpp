@@ -47,12 +47,23 @@ std::string db(double v) {
 
 void print_text(const LayerStatsReport& r) {
     std::printf("model  %s\n\n", r.model_path.c_str());
-    std::printf("%-36s %-8s %10s %10s %9s %9s %8s\n", "layer", "chosen", "w amax", "w p99.9", "w kurt", "max/mean", "x kurt");
+    // "int8 fp16": the input features LLM.int8() would compute in FP16 with all sampled tokens in one
+    // call (|x| >= 6 in any token) and their share of the matmul.
+    std::printf("%-36s %-8s %10s %10s %9s %9s %8s %18s\n", "layer", "chosen", "w amax", "w p99.9", "w kurt", "max/mean", "x kurt",
+                "int8 fp16 features");
     for (const LayerStatistics& l : r.layers) {
         const double p999 = l.weight.percentiles.size() > 3 ? l.weight.percentiles[3].second : 0;
-        std::printf("%-36s %-8s %10.4g %10.4g %9.2f %9.1f %8s\n", l.layer.c_str(), l.chosen_format.empty() ? "-" : l.chosen_format.c_str(),
+        std::string fp16 = "-";
+        if (l.llm_int8.threshold > 0) {
+            const int64_t features = l.weight_shape.size() > 1 ? l.weight_shape[1] : 0;
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "%zu/%lld %.1f%%", l.llm_int8.columns.size(), static_cast<long long>(features),
+                          100.0 * l.llm_int8.batch_flop_share);
+            fp16 = buf;
+        }
+        std::printf("%-36s %-8s %10.4g %10.4g %9.2f %9.1f %8s %18s\n", l.layer.c_str(), l.chosen_format.empty() ? "-" : l.chosen_format.c_str(),
                     l.weight.amax, p999, l.weight.kurtosis, l.weight.max_over_mean_abs,
-                    l.has_activation ? db(l.activation.kurtosis).c_str() : "-");
+                    l.has_activation ? db(l.activation.kurtosis).c_str() : "-", fp16.c_str());
     }
     const bool outputs = !r.layers.empty() && r.layers.front().has_activation;
     std::printf("\n%s SQNR dB (layers x formats)\n%-36s", outputs ? "output" : "weight", "layer");

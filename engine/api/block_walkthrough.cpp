@@ -15,6 +15,7 @@
 #include "kernels/gguf_kquant_trace.h"
 #include "kernels/microscaling.h"
 #include "kernels/minifloat.h"
+#include "kernels/nvfp4_e5m3.h"
 
 namespace ql {
 namespace {
@@ -275,6 +276,34 @@ BlockWalkthrough explain_block(const std::vector<float>& block, const QuantOptio
         step("Encode", "code = E2M1(x / d), ties to even, saturate at +-6", "");
         step("Decode", "x' = E2M1[code] * d", "");
         if (d == 0.0f) step("Note", "s8 rounded to zero", "this block decodes to zeros");
+    } else if (fam == "llm_int8") {
+        // One row: the block is one token's features (or one output channel's weights).
+        const float r = enc.scales.as<float>()[0];
+        const float threshold = llm_int8_threshold(f.name);
+        w.scale = r / 127.0f;
+        step("FP16", "a = FP16(x), as bitsandbytes casts the operands", "");
+        if (threshold > 0.0f)
+            step("Outlier columns", "columns with |a| >= " + num(threshold) + " stay in full precision",
+                 std::to_string(enc.outlier_columns.size()) + " of " + std::to_string(n) + " kept");
+        step("Row absmax r", threshold > 0.0f ? "max |a| over the quantized values" : "max |a| over the row", num(r));
+        step("Encode", "q = rne(a * (127 / r))", "");
+        step("Decode", "x' = (q * r) * (1/127); kept columns: x' = x", "");
+        w.kept.assign(block.size(), false);
+        for (int64_t c : enc.outlier_columns) w.kept[static_cast<size_t>(c)] = true;
+    } else if (fam == "nvfp4_e5m3") {
+        const uint8_t s8 = enc.raw_scales.at(0);
+        const float d = ue5m3_decode(s8);
+        w.scale = d;
+        step("Block amax", "max |x_i| over this block of 16 (finite values)", num(bamax));
+        step("Block scale s", "block_amax / 6, at most 114688 (no tensor amax, no global scale)",
+             num(std::min(bamax * static_cast<float>(1.0 / 6.0), kUe5m3Max)));
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", s8);
+        step("UE5M3 block scale", "s8 = UE5M3(s): exponent bias 15, 3 mantissa bits rounded half to even without carry",
+             num(d) + "  (code " + hex + " = " + bits(s8, 8) + ")");
+        step("Encode", "code = E2M1(x / s8), ties to even, saturate at +-6", "");
+        step("Decode", "x' = E2M1[code] * s8", "");
+        if (d == 0.0f) step("Note", "an all-zero block", "scale 0: the block decodes to zeros");
     } else if (fam == "mx") {
         const uint8_t byte = enc.raw_scales.at(0);
         const int emax = exponent_field(f.element_max);  // 8, 15, 4, 2, 2, 0

@@ -49,6 +49,7 @@ struct BlockWalkthrough {
     std::vector<float> input;        // the block as given
     std::vector<float> scaled;       // each value divided by its scale: the element's domain
     std::vector<float> output;       // dequantized values
+    std::vector<bool> kept;          // LLM.int8(): values left unquantized (outlier columns); else empty
     std::vector<unsigned> codes;     // element codes
     std::vector<std::string> code_bits;  // codes in binary, fields separated: "1 01 1"
     double scale = 0;                // the multiplier applied to element values

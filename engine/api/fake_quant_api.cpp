@@ -42,13 +42,15 @@ FakeQuantResult run_fake_quant(const FakeQuantRequest& request) {
     r.mse = finite ? noise / static_cast<double>(finite) : 0.0;
     r.sqnr_db = noise > 0 ? 10.0 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
 
-    // Encoding also yields what --json reports: NVFP4's global scale, zero points, NF4's offset.
+    // Encoding also yields what --json reports: NVFP4's global scale, zero points, NF4's offset,
+    // LLM.int8()'s outlier columns.
     const bool wanted = request.want_codes || request.want_scales || request.want_packed;
-    if (wanted || spec.info->family == "nvfp4" || spec.asymmetric || spec.double_quant) {
+    if (wanted || spec.info->family == "nvfp4" || spec.info->family == "llm_int8" || spec.asymmetric || spec.double_quant) {
         EncodedTensor e = encode_buffer(x, in.shape, spec);
         r.global_scale = e.global_scale;
         r.zero_points = e.zero_points;
         r.offset = e.offset;
+        r.outlier_columns = e.outlier_columns;
         if (request.want_codes) r.codes = e.codes;
         if (request.want_scales) r.scales = e.scales;
         if (request.want_packed) r.packed = pack_encoded(e, in.shape, spec);

@@ -33,6 +33,7 @@ struct FakeQuantResult {
     std::optional<float> global_scale;  // NVFP4: amax / (6 * 448)
     std::vector<float> zero_points;     // asymmetric integers, one per scale
     std::optional<float> offset;        // NF4 double quantization: mean of the absmax
+    std::vector<int64_t> outlier_columns;  // llm_int8: the columns kept in full precision
     std::string format;                 // resolved settings, for --json
     std::string granularity;
     int64_t block_size = 0;

@@ -26,7 +26,7 @@ struct ElementLayout {
 struct FormatInfo {
     std::string name;         // the CLI name, e.g. "nvfp4"
     std::string title;        // display name, e.g. "NVFP4"
-    std::string family;       // passthrough | fp8 | nvfp4 | mx | int | nf4 | gguf
+    std::string family;       // passthrough | fp8 | nvfp4 | nvfp4_e5m3 | mx | int | nf4 | gguf
     std::string summary;      // what it is, for users (one paragraph)
     std::string scale_rule;   // how the scale is computed, as a formula
     std::string source;       // the implementation whose numerics we follow

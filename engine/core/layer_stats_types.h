@@ -68,7 +68,7 @@ struct FormatFit {
     // format; the format's default input settings with the samples' own amax for the others).
     double wa_output_sqnr_db = 0;
     double input_clipped_fraction = 0;  // added: clipped_fraction of the activation samples (NaN without)
-    std::string scale_kind;        // "e4m3", "e8m0", "fp32", "fp16" (GGUF), "none"
+    std::string scale_kind;        // "e4m3", "ue5m3", "e8m0", "fp32", "fp16" (GGUF), "none"
     // Decoded scale per block / group / channel as stored (NVFP4: the E4M3 block scales without the
     // global scale; MX: 2^e; INT: FP32 steps; NF4: absmax; FP8: amax / 448). At most 2^20 values:
     // larger tensors keep every block_scale_stride-th block.
@@ -83,6 +83,19 @@ struct FormatFit {
     double clip_threshold = 0;     // largest representable magnitude at tensor level (max |grid|)
 };
 
+// LLM.int8()'s mixed-precision decomposition on a layer's sampled inputs (bitsandbytes' rule,
+// kernels/llm_int8.h: a feature column goes to FP16 in a call when any token of the call has
+// |FP16(x)| >= threshold there). Two ends of how calls are batched: all sampled tokens as one call
+// (prefill of one long batch) and one token per call (decoding).
+struct LlmInt8Decomposition {
+    double threshold = 0;                    // 0: not measured (no activations)
+    int64_t tokens = 0;                      // sampled input rows used
+    std::vector<int64_t> columns;            // features >= threshold in any sampled token, ascending
+    std::vector<double> column_token_share;  // per entry of `columns`: share of tokens >= threshold there
+    double batch_flop_share = 0;             // columns.size() / features: FP16 share of the matmul, one call
+    double token_flop_share = 0;             // mean over tokens of (features >= threshold) / features
+};
+
 struct LayerStatistics {
     std::string layer, kind;        // HF module name; "linear" | "conv2d"
     std::vector<int64_t> weight_shape;
@@ -94,6 +107,7 @@ struct LayerStatistics {
     double input_clipped_fraction = 0;  // added: sampled inputs with |x| above input_amax
     std::vector<FormatFit> fits;    // chosen format first, then every other requested format
     std::vector<float> first_block;  // the first block of weights (chosen format's block, else 16)
+    LlmInt8Decomposition llm_int8;   // added: with activations
 };
 
 struct LayerStatsRequest {

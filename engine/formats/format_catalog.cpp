@@ -258,6 +258,33 @@ std::vector<FormatInfo> build() {
         f.bits_per_element = 4.5;
         out.push_back(f);
     }
+    {
+        FormatInfo f;
+        f.name = "nvfp4_e5m3";
+        f.title = "NVFP4 (E5M3 scales)";
+        f.family = "nvfp4_e5m3";
+        f.summary = "NVFP4's E2M1 elements in blocks of 16 with an unsigned E5M3 scale per block and no per-tensor scale "
+                    "(AutoRound's NVFP4_E5M3, also in Intel Neural Compressor). Five exponent bits span 2^-17 .. 114688, so "
+                    "no tensor amax is needed: activations quantize dynamically, block by block, without calibration.";
+        f.scale_rule = "s = UE5M3(min(block_amax / 6, 114688));  code = E2M1(x / s);  x' = value(code) * s";
+        f.source = "intel/auto-round auto_round/data_type/nvfp.py nvfp4_v2 (ref_fp4_quant, float_to_e5m3_frexp)";
+        f.notes = {"UE5M3: 5 exponent bits (bias 15), 3 mantissa bits, no sign; the block scale is rounded to nearest, "
+                   "ties to even, saturating at 114688 (byte 0xFE); subnormals reach 2^-17 and smaller scales underflow to "
+                   "0 (the block decodes to zeros). 0xFF is NaN. As AutoRound 0.16.1 float_to_e5m3_frexp.",
+                   "NaN / Inf: QuantLab's rule for every format (the block amax ignores them, NaN stays NaN, +-Inf "
+                   "saturate to +-6 x scale); AutoRound lets a NaN or Inf decide its whole block's scale.",
+                   "Against NVFP4: no global scale to calibrate or to share between fused layers, one byte per 16 "
+                   "elements as before (4.5 bits per element); the block scale keeps E4M3's 3 mantissa bits, so the "
+                   "precision of a scale is the same while its range grows from 448 .. 2^-9 (times g) to 114688 .. 2^-17."};
+        f.element = float_layout<E2M1>("E2M1");
+        f.element_bits = 4;
+        f.element_max = 6.0f;
+        f.element_values = minifloat_values<E2M1>();
+        f.block_size = 16;
+        f.scale_type = "UE5M3 per 16 elements";
+        f.bits_per_element = 4.5;
+        out.push_back(f);
+    }
     struct MxSpec {
         const char* name;
         const char* title;
@@ -323,6 +350,40 @@ std::vector<FormatInfo> build() {
         f.granularities = {"tensor", "channel", "group"};
         f.default_group_size = 128;
         f.supports_asymmetric = true;
+        out.push_back(f);
+    }
+    // LLM.int8(): vector-wise INT8 (weights: per output row) and its activation side with the
+    // outlier columns kept in full precision.
+    for (bool decomposed : {false, true}) {
+        FormatInfo f;
+        f.name = decomposed ? "llm_int8" : "int8_vectorwise";
+        f.title = decomposed ? "LLM.int8()" : "INT8 vector-wise";
+        f.family = "llm_int8";
+        f.summary = decomposed
+                        ? "LLM.int8() for activations: INT8 per row (token) with an absmax scale, except the feature "
+                          "columns holding a value with |x| >= 6 anywhere in the batch, which stay in full precision "
+                          "(bitsandbytes' mixed-precision decomposition). Pair it with int8_vectorwise weights."
+                        : "INT8 with one absmax scale per row along the last dimension: LLM.int8()'s weights (one "
+                          "scale per output channel) and its activations without the decomposition.";
+        f.scale_rule = std::string("a = FP16(x);  r = max |a| per row") + (decomposed ? " (over |a| < 6)" : "") +
+                       ";  q = rne(a * (127 / r));  x' = (q * r) * (1/127)" +
+                       (decomposed ? ";  columns with any |a| >= 6: x' = x" : "");
+        f.source = "bitsandbytes 0.50 backends/default/ops.py int8_vectorwise_quant (threshold " +
+                   std::string(decomposed ? "6.0" : "0") + "), _ops.py int8_vectorwise_dequant";
+        f.notes = {"bitsandbytes' matmul dequantizes the int32 sum with (r_x * r_w) * 6.200124e-05, 1.8e-5 above "
+                   "1/127^2 (its CPU kernel's constant); QuantLab's fake quantization multiplies the dequantized "
+                   "operands, so layer outputs agree to ~2e-5 relative while the codes and scales agree bit for bit.",
+                   "The outlier columns are chosen per call over all rows (every token of the batch), as bitsandbytes "
+                   "does; their weights are the INT8-dequantized ones (bitsandbytes with has_fp16_weights=False).",
+                   "NaN / Inf: r ignores them (bitsandbytes' max propagates them); NaN stays NaN; +-Inf is an outlier "
+                   "(kept) with the decomposition and saturates to +-r without it."};
+        f.element = int_layout(8);
+        f.element_bits = 8;
+        f.element_max = 127.0f;
+        f.element_values = int_levels(-127, 127);
+        f.scale_type = decomposed ? "FP32 absmax per row (token) + full-precision outlier columns" : "FP32 absmax per row";
+        f.bits_per_element = 8;  // + 32 bits per row
+        f.packs = !decomposed;
         out.push_back(f);
     }
     {

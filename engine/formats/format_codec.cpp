@@ -10,11 +10,13 @@
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_rounding.h"
 #include "kernels/integer_quant.h"
+#include "kernels/llm_int8.h"
 #include "kernels/microscaling.h"
 #include "kernels/minifloat.h"
 #include "kernels/mx.h"
 #include "kernels/nf4.h"
 #include "kernels/nvfp4.h"
+#include "kernels/nvfp4_e5m3.h"
 #include "kernels/packing.h"
 #include "kernels/scaled_fp8.h"
 #if defined(QUANTLAB_HAVE_CUDA)
@@ -116,6 +118,8 @@ MxElement mx_element(const std::string& name) {
 }
 
 Fp8Kind fp8_kind(const std::string& name) { return name == "fp8_e4m3" ? Fp8Kind::E4M3 : Fp8Kind::E5M2; }
+
+float llm_int8_threshold(const std::string& name) { return name == "llm_int8" ? kLlmInt8Threshold : 0.0f; }
 
 // Per-tensor / per-channel scales for FP8 and INT (the group and block formats compute theirs
 // inside the kernels).
@@ -244,6 +248,11 @@ void fake_quantize_buffer(const float* x, float* y, const std::vector<int64_t>& 
         fp8_fake_quant(x, y, channel_layout(shape, s), scales.data(), fp8_kind(name));
     } else if (fam == "nvfp4") {
         nvfp4_fake_quant(x, y, row_blocks(shape, kNvfp4Block), nvfp4_g(x, n, s));
+    } else if (fam == "nvfp4_e5m3") {
+        nvfp4_e5m3_fake_quant(x, y, row_blocks(shape, kNvfp4E5m3Block));
+    } else if (fam == "llm_int8") {
+        const RowBlocks L = row_blocks(shape, 1);
+        llm_int8_fake_quant(x, y, L.rows, L.cols, llm_int8_threshold(name));
     } else if (fam == "mx") {
         mx_fake_quant(x, y, row_blocks(shape, s.block), mx_element(name),
                       s.mx_round_up ? MxScaleRule::RoundUp : MxScaleRule::Floor);
@@ -320,8 +329,9 @@ void fake_quantize_device_buffer(const float* x, float* y, const std::vector<int
             cu::nf4_fake_quant_double(x, y, n, s.block, stream);
         else
             cu::nf4_fake_quant(x, y, n, s.block, stream);
-    } else if (fam == "gguf" && gguf_is_iquant(gguf_type_of(name))) {
-        // No CUDA kernels for the lattice searches: a round trip through the CPU kernels.
+    } else if (fam == "nvfp4_e5m3" || fam == "llm_int8" || (fam == "gguf" && gguf_is_iquant(gguf_type_of(name)))) {
+        // No CUDA kernels for the lattice searches nor (yet) for NVFP4 with E5M3 scales and
+        // LLM.int8(): a round trip through the CPU kernels.
         std::vector<float> host(static_cast<size_t>(n));
         cu::copy_to_host(host.data(), x, host.size() * sizeof(float), stream);
         fake_quantize_buffer(host.data(), host.data(), shape, s);
@@ -346,7 +356,7 @@ EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, c
     const int64_t n = numel_of(shape);
     const std::string& fam = family(s);
     const std::string& name = s.info->name;
-    const bool signed_codes = (fam == "int" && !s.asymmetric) || name == "mxint8" || name == "gguf_q8_0";
+    const bool signed_codes = (fam == "int" && !s.asymmetric) || fam == "llm_int8" || name == "mxint8" || name == "gguf_q8_0";
     e.codes = NdArray::zeros(signed_codes ? DType::Int8 : DType::UInt8, shape);
     uint8_t* codes = e.codes.as<uint8_t>();
     if (fam == "passthrough") {
@@ -367,6 +377,23 @@ EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, c
         for (size_t i = 0; i < sc.size(); ++i) sc[i] = decode_element<E4M3>(e.raw_scales[i]);
         e.scales = NdArray::from_floats(sc, with_last(shape, L.blocks_per_row()));
         e.global_scale = g;
+    } else if (fam == "llm_int8") {
+        const RowBlocks L = row_blocks(shape, 1);
+        std::vector<float> absmax(static_cast<size_t>(L.rows));
+        std::vector<uint8_t> kept(static_cast<size_t>(L.cols));
+        llm_int8_encode(x, L.rows, L.cols, llm_int8_threshold(name), e.codes.as<int8_t>(), absmax.data(), kept.data());
+        for (int64_t j = 0; j < L.cols; ++j)
+            if (kept[static_cast<size_t>(j)]) e.outlier_columns.push_back(j);
+        for (int64_t i = 0; i < L.rows; ++i)
+            for (int64_t j : e.outlier_columns) e.outlier_values.push_back(x[i * L.cols + j]);
+        e.scales = NdArray::from_floats(absmax, {L.rows});
+    } else if (fam == "nvfp4_e5m3") {
+        const RowBlocks L = row_blocks(shape, kNvfp4E5m3Block);
+        e.raw_scales.resize(static_cast<size_t>(L.block_count()));
+        nvfp4_e5m3_encode(x, L, codes, e.raw_scales.data());
+        std::vector<float> sc(e.raw_scales.size());
+        for (size_t i = 0; i < sc.size(); ++i) sc[i] = ue5m3_decode(e.raw_scales[i]);
+        e.scales = NdArray::from_floats(sc, with_last(shape, L.blocks_per_row()));
     } else if (fam == "mx") {
         const RowBlocks L = row_blocks(shape, s.block);
         e.raw_scales.resize(static_cast<size_t>(L.block_count()));
@@ -439,11 +466,11 @@ NdArray pack_encoded(const EncodedTensor& e, const std::vector<int64_t>& shape, 
         out.bytes = e.codes.bytes;
         if (out.shape.empty()) out.shape = {1};
     };
-    if (fam == "passthrough" || fam == "fp8" || name == "mxfp8_e4m3" || name == "mxfp8_e5m2" || name == "mxint8" ||
-        name == "int8") {
+    if (fam == "passthrough" || fam == "fp8" || fam == "llm_int8" || name == "mxfp8_e4m3" || name == "mxfp8_e5m2" ||
+        name == "mxint8" || name == "int8") {
         bytes_like_codes();
         if (e.codes.dtype == DType::UInt16) out.shape.back() *= 2;
-    } else if (name == "nvfp4" || name == "mxfp4") {
+    } else if (name == "nvfp4" || name == "nvfp4_e5m3" || name == "mxfp4") {
         out.shape = with_last(shape, (cols + 1) / 2);
         out.bytes.resize(static_cast<size_t>(rows * ((cols + 1) / 2)));
         pack_nibbles(e.codes.as<uint8_t>(), rows, cols, NibbleOrder::LowFirst, out.bytes.data());
@@ -494,6 +521,15 @@ std::vector<float> decode_buffer(const EncodedTensor& e, const std::vector<int64
         fp8_decode(codes, channel_layout(shape, s), scales, fp8_kind(name), y.data());
     } else if (fam == "nvfp4") {
         nvfp4_decode(codes, e.raw_scales.data(), row_blocks(shape, kNvfp4Block), *e.global_scale, y.data());
+    } else if (fam == "nvfp4_e5m3") {
+        nvfp4_e5m3_decode(codes, e.raw_scales.data(), row_blocks(shape, kNvfp4E5m3Block), y.data());
+    } else if (fam == "llm_int8") {
+        const RowBlocks L = row_blocks(shape, 1);
+        llm_int8_decode(e.codes.as<int8_t>(), scales, L.rows, L.cols, y.data());
+        const size_t kept = e.outlier_columns.size();
+        for (int64_t i = 0; i < L.rows; ++i)
+            for (size_t k = 0; k < kept; ++k)
+                y[static_cast<size_t>(i * L.cols + e.outlier_columns[k])] = e.outlier_values[static_cast<size_t>(i) * kept + k];
     } else if (fam == "mx") {
         mx_decode(codes, e.raw_scales.data(), row_blocks(shape, s.block), mx_element(name), y.data());
     } else if (fam == "int") {

@@ -61,6 +61,10 @@ bool gguf_is_super_block_format(const std::string& format);
 kernels::MxElement mx_element(const std::string& name);
 kernels::Fp8Kind fp8_kind(const std::string& name);
 
+// LLM.int8()'s outlier threshold for a llm_int8-family format: 6 for llm_int8, 0 (no
+// decomposition) for int8_vectorwise.
+float llm_int8_threshold(const std::string& name);
+
 // The per-tensor / per-channel scales fake quantization computes for FP8 (amax / max element)
 // and INT (scale, zero point), honouring fixed_amax; for code that quantizes with fixed scales
 // (engine/ptq/weight_grid.h). Group and block formats compute theirs inside the kernels.
@@ -93,6 +97,10 @@ struct EncodedTensor {
     std::vector<uint8_t> raw_scales;    // E4M3 / E8M0 bytes (NVFP4, MX), 8-bit absmax codes (NF4 dq)
     std::vector<float> absmax2;         // NF4 double quantization, per 256 blocks
     std::vector<uint8_t> gguf_blocks;   // GGUF: the block bytes themselves
+    // LLM.int8(): the columns kept in full precision (ascending) and their values, [rows, count]
+    // row-major; codes are 0 there.
+    std::vector<int64_t> outlier_columns;
+    std::vector<float> outlier_values;
 };
 
 EncodedTensor encode_buffer(const float* x, const std::vector<int64_t>& shape, const QuantSpec& spec);

@@ -18,6 +18,8 @@ double weight_storage_bits(const QuantSpec& spec, const std::vector<int64_t>& sh
     const double eb = f.element_bits;
     if (f.family == "passthrough") return n * eb;
     if (f.family == "nvfp4") return n * eb + (n / 16.0) * 8 + 32;
+    if (f.family == "nvfp4_e5m3") return n * eb + (n / 16.0) * 8;
+    if (f.family == "llm_int8") return n * eb + rows * 32;
     if (f.family == "mx") return n * eb + (n / 32.0) * 8;
     if (f.family == "gguf") return n * f.bits_per_element;
     if (f.family == "nf4") {

@@ -16,6 +16,7 @@
 #include "kernels/mx_element.h"
 #include "kernels/nvfp4.h"
 #include "kernels/nvfp4_block.h"
+#include "kernels/nvfp4_e5m3.h"
 
 namespace ql {
 namespace {
@@ -39,6 +40,16 @@ void nvfp4_saturated(const float* x, bool* out, int64_t rows, int64_t cols, floa
     const float max_element = E2M1::max_finite();
     for_each_row_block(rows, cols, kNvfp4Block, [&](int64_t off, int64_t len) {
         const float d = nvfp4_denominator(nvfp4_block_scale(statistic_of<FiniteAbsmax>(x + off, len).value(), six_g), g);
+        for (int64_t i = off; i < off + len; ++i) out[i] = d != 0.0f && abs_bits(x[i] / d) > max_element;
+    });
+}
+
+void nvfp4_e5m3_saturated(const float* x, bool* out, int64_t rows, int64_t cols) {
+    // The block denominators as nvfp4_e5m3_fake_quant computes them (kernels/nvfp4_e5m3.cpp): a
+    // block scale rounded down (UE5M3's mantissa does not carry) saturates its largest elements.
+    const float max_element = E2M1::max_finite();
+    for_each_row_block(rows, cols, kNvfp4E5m3Block, [&](int64_t off, int64_t len) {
+        const float d = nvfp4_e5m3_denominator(statistic_of<FiniteAbsmax>(x + off, len).value());
         for (int64_t i = off; i < off + len; ++i) out[i] = d != 0.0f && abs_bits(x[i] / d) > max_element;
     });
 }
@@ -74,7 +85,7 @@ at::Tensor saturated_elements(const at::Tensor& x, const QuantSpec& spec) {
     const at::Tensor xd = x.detach();
     const std::vector<int64_t> shape = shape_of(xd);
     if ((fam == "int" || fam == "fp8") && uses_fixed_amax(spec, shape)) return at::abs(xd.to(at::kFloat)) > spec.fixed_amax;
-    if (fam != "nvfp4" && fam != "mx") return at::zeros(xd.sizes(), xd.options().dtype(at::kBool));
+    if (fam != "nvfp4" && fam != "nvfp4_e5m3" && fam != "mx") return at::zeros(xd.sizes(), xd.options().dtype(at::kBool));
 
     const at::Tensor c = xd.to(at::kCPU, at::kFloat).contiguous();
     at::Tensor out = at::zeros(c.sizes(), c.options().dtype(at::kBool));
@@ -86,6 +97,8 @@ at::Tensor saturated_elements(const at::Tensor& x, const QuantSpec& spec) {
         bool* po = out.data_ptr<bool>();
         if (fam == "nvfp4") {
             nvfp4_saturated(px, po, rows, cols, spec.fixed_amax);
+        } else if (fam == "nvfp4_e5m3") {
+            nvfp4_e5m3_saturated(px, po, rows, cols);
         } else {
             const MxScaleRule rule = spec.mx_round_up ? MxScaleRule::RoundUp : MxScaleRule::Floor;
             visit_mx_element(mx_element(spec.info->name),

@@ -91,6 +91,17 @@ BlockRanges block_ranges(const std::vector<int64_t>& shape, const QuantSpec& spe
         r.global = *e.global_scale;
         for (double& s : r.effective) s = static_cast<double>(static_cast<float>(s) * *e.global_scale);
         symmetric(f.element_max);
+    } else if (fam == "llm_int8") {
+        // One absmax per row (output channel); the step is r / 127.
+        r.layout = Layout::Rows;
+        r.scale_kind = "fp32";
+        for (double& s : r.effective) s = static_cast<double>(static_cast<float>(s) / 127.0f);
+        symmetric(f.element_max);
+    } else if (fam == "nvfp4_e5m3") {
+        r.layout = Layout::RowBlocks;
+        r.width = 16;
+        r.scale_kind = "ue5m3";
+        symmetric(f.element_max);
     } else if (fam == "mx") {
         r.layout = Layout::RowBlocks;
         r.width = spec.block;

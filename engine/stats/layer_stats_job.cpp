@@ -29,6 +29,7 @@
 #include "engine/stats/format_fit.h"
 #include "engine/stats/kv_cache_stats.h"
 #include "engine/stats/layer_statistics.h"
+#include "engine/stats/llm_int8_decomposition.h"
 #include "engine/core/not_a_number.h"
 
 namespace ql {
@@ -177,6 +178,7 @@ std::vector<LayerStatistics> measure_layer_statistics(QuantizedModel& quantized,
                     ls.activation.channel_absmax.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
                 }
                 sink.layer_metric(name, "activation_kurtosis", ls.activation.kurtosis);
+                ls.llm_int8 = llm_int8_decomposition(xrows.data_ptr<float>(), xrows.size(0), xrows.size(1));
                 if (lq.input_needs_amax() && std::isfinite(lq.input_amax()) && lq.input_amax() > 0) {
                     ls.input_amax = lq.input_amax();
                     ls.input_clipped_fraction = xrows.abs().gt(ls.input_amax).to(at::kDouble).mean().item<double>();

@@ -30,7 +30,7 @@ TEST_F(CliFiles, FormatsJsonListsEveryContractFormat) {
     const auto j = nlohmann::json::parse(r.out);
     std::set<std::string> names;
     for (const auto& f : j) names.insert(f["name"].get<std::string>());
-    for (const char* n : {"fp8_e4m3", "fp8_e5m2", "nvfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4",
+    for (const char* n : {"fp8_e4m3", "fp8_e5m2", "nvfp4", "nvfp4_e5m3", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4",
                           "mxint8", "int8", "int4", "int3", "int2", "nf4", "gguf_q8_0", "gguf_q4_0", "gguf_q4_1",
                           "gguf_q5_0", "gguf_mxfp4", "gguf_iq2_xxs", "gguf_iq2_xs", "gguf_iq2_s", "gguf_iq3_xxs",
                           "gguf_iq3_s", "gguf_iq1_s", "gguf_iq1_m", "gguf_tq1_0", "gguf_tq2_0"})

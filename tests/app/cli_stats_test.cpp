@@ -32,6 +32,12 @@ TEST(CliStats, ReportsEveryLayerAndRecordsStatisticsTheGuiCanReadBack) {
     EXPECT_EQ(first.at("fits")[0].at("scale_kind"), "e4m3");
     EXPECT_GT(first.at("fits")[1].at("output_sqnr_db").get<double>(), first.at("fits")[0].at("output_sqnr_db").get<double>());
     EXPECT_EQ(first.at("weight").at("percentiles").size(), 5u);
+    // The LLM.int8() account of the sampled inputs (4 x 16 tokens): shares consistent with the columns.
+    const json& d = first.at("llm_int8");
+    EXPECT_EQ(d.at("threshold"), 6.0);
+    EXPECT_EQ(d.at("tokens"), first.at("activation_rows"));
+    EXPECT_EQ(d.at("columns").size(), d.at("column_token_share").size());
+    EXPECT_DOUBLE_EQ(d.at("batch_flop_share").get<double>(), static_cast<double>(d.at("columns").size()) / 64.0);
 
     const projects::ProjectFile p = projects::ProjectFile::open(dir + "/p.qlab", projects::OpenMode::ReadOnly);
     const auto runs = p.runs();
@@ -46,6 +52,8 @@ TEST(CliStats, ReportsEveryLayerAndRecordsStatisticsTheGuiCanReadBack) {
     EXPECT_EQ(stored[0].fits[0].block_scales.size(), 64u * 4);
     EXPECT_TRUE(stored[0].has_activation);
     EXPECT_EQ(stored[0].weight.amax, first.at("weight").at("amax").get<double>());
+    EXPECT_EQ(stored[0].llm_int8.columns, d.at("columns").get<std::vector<int64_t>>());
+    EXPECT_EQ(stored[0].llm_int8.token_flop_share, d.at("token_flop_share").get<double>());
 }
 
 TEST(CliStats, TextTableAndUserErrors) {

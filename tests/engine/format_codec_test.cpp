@@ -33,7 +33,7 @@ QuantOptions opts(const std::string& format) {
 TEST(FormatCatalog, NamesAreTheCliContract) {
     std::vector<std::string> names;
     for (const auto& f : all_formats()) names.push_back(f.name);
-    const std::vector<std::string> contract = {"fp8_e4m3", "fp8_e5m2", "nvfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2",
+    const std::vector<std::string> contract = {"fp8_e4m3", "fp8_e5m2", "nvfp4", "nvfp4_e5m3", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2",
                                                "mxfp6_e2m3", "mxfp4", "mxint8", "int8", "int4", "int3", "int2", "nf4",
                                                "gguf_q8_0", "gguf_q4_0", "gguf_q4_1", "gguf_q5_0", "gguf_mxfp4"};
     for (const auto& c : contract) EXPECT_NE(std::find(names.begin(), names.end(), c), names.end()) << c;
