@@ -294,6 +294,8 @@ void LayerInspectorView::setSensitivity(const SensitivityReport& report) {
     refreshSensitivity();
 }
 
+void LayerInspectorView::showActivations(bool activations) { m_source->setCurrentIndex(activations ? 1 : 0); }
+
 void LayerInspectorView::setChannelStatistics(int channel, const TensorStatistics& stats) {
     m_channel = std::make_pair(channel, stats);
     m_source->setCurrentIndex(0);

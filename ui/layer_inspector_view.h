@@ -53,6 +53,8 @@ public:
     // Select what is shown; false when the layer / format is not in the report.
     bool selectLayer(const QString& layer);
     bool selectFormat(const QString& format);
+    // Weights (false) or the layer's inputs on the calibration data (true, when measured).
+    void showActivations(bool activations);
     void setShowActivations(bool on);
     QString currentLayer() const;
     QString currentFormat() const;

@@ -212,7 +212,8 @@ ScreenshotRunner::Shot recordedExperimentShot(const QString& file, const QString
 // The layer inspector on tab `tab`; the statistics (and for the sensitivity tab the sensitivity)
 // are computed by the first shot that needs them.
 ScreenshotRunner::Shot inspectorShot(const QString& file, const QString& tab, ThemeManager::Theme theme,
-                                     const QString& layer = {}, const QString& format = QStringLiteral("nvfp4")) {
+                                     const QString& layer = {}, const QString& format = QStringLiteral("nvfp4"),
+                                     bool activations = false) {
     return {file,
             [=](MainWindow& w) {
                 w.themeManager()->apply(theme);
@@ -237,6 +238,7 @@ ScreenshotRunner::Shot inspectorShot(const QString& file, const QString& tab, Th
                 const QString l = layer.isEmpty() ? QString::fromStdString(v->report()->layers.front().layer) : layer;
                 v->selectLayer(l);
                 v->selectFormat(format);
+                v->showActivations(activations);
                 return true;
             }};
 }
@@ -403,16 +405,6 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
                      [](FormatExplorerView& view) { view.walkthrough()->setTensorAmax(12.0f); }),
-        // The same block with E5M3 scales: no tensor amax enters, the block scale alone.
-        explorerShot(QStringLiteral("format-explorer-nvfp4-e5m3.png"), QStringLiteral("nvfp4_e5m3"), T::Light, SampleKind::RandomNormal, 7),
-        // One token with an outlier feature of 14.2: LLM.int8() keeps it, the row's absmax comes from the rest.
-        explorerShot(QStringLiteral("format-explorer-llm-int8.png"), QStringLiteral("llm_int8"), T::Light, SampleKind::WithOutlier, 3,
-                     [](FormatExplorerView& view) {
-                         std::vector<float> block = view.walkthrough()->block();
-                         block[10] = 14.2f;
-                         view.walkthrough()->setBlock(block);
-                         view.walkthrough()->selectElement(10);
-                     }),
         // An outlier of 14.2 under the OCP floor rule: X = 2^(3 − 2) = 2 and 14.2 / 2 = 7.1 clips to 6.
         explorerShot(QStringLiteral("format-explorer-mxfp4.png"), QStringLiteral("mxfp4"), T::Light, SampleKind::WithOutlier, 3,
                      [](FormatExplorerView& view) {
@@ -440,6 +432,16 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
                      31, [](FormatExplorerView& view) { view.walkthrough()->selectElement(100); }),
         explorerShot(QStringLiteral("format-explorer-nvfp4-dark.png"), QStringLiteral("nvfp4"), T::Dark, SampleKind::WithOutlier, 7),
         explorerShot(QStringLiteral("format-explorer-mxfp8-dark.png"), QStringLiteral("mxfp8_e4m3"), T::Dark, SampleKind::RandomNormal, 19),
+        // The same block with E5M3 scales: no tensor amax enters, the block scale alone.
+        explorerShot(QStringLiteral("format-explorer-nvfp4-e5m3.png"), QStringLiteral("nvfp4_e5m3"), T::Light, SampleKind::RandomNormal, 7),
+        // One token with an outlier feature of 14.2: LLM.int8() keeps it, the row's absmax comes from the rest.
+        explorerShot(QStringLiteral("format-explorer-llm-int8.png"), QStringLiteral("llm_int8"), T::Light, SampleKind::WithOutlier, 3,
+                     [](FormatExplorerView& view) {
+                         std::vector<float> block = view.walkthrough()->block();
+                         block[10] = 14.2f;
+                         view.walkthrough()->setBlock(block);
+                         view.walkthrough()->selectElement(10);
+                     }),
     };
     shots.insert(shots.end(), explorer.begin(), explorer.end());
     shots.insert(shots.end(), experiments.begin(), experiments.end());
@@ -519,6 +521,9 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::realModelShots(const QStri
                                QStringLiteral("model.layers.3.mlp.down_proj"), QStringLiteral("int8"))),
         withText(inspectorShot(QStringLiteral("real-histogram.png"), QStringLiteral("histogram"), T::Light,
                                QStringLiteral("model.layers.3.mlp.down_proj"), QStringLiteral("nvfp4"))),
+        // The inputs of the last down_proj: the features LLM.int8() would compute in FP16.
+        withText(inspectorShot(QStringLiteral("real-llm-int8.png"), QStringLiteral("outliers"), T::Light,
+                               QStringLiteral("model.layers.29.mlp.down_proj"), QStringLiteral("int8"), true)),
     };
 }
 
