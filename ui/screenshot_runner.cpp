@@ -401,18 +401,20 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         evaluationShot(QStringLiteral("evaluation-cost.png"), QStringLiteral("Cost"), T::Light),
         evaluationShot(QStringLiteral("evaluation-checklist-dark.png"), QStringLiteral("Checklist"), T::Dark),
     };
+    // An outlier of 14.2 planted as element 10 of the sample, and selected.
+    const auto outlierAt10 = [](FormatExplorerView& view) {
+        std::vector<float> block = view.walkthrough()->block();
+        block[10] = 14.2f;
+        view.walkthrough()->setBlock(block);
+        view.walkthrough()->selectElement(10);
+    };
     std::vector<Shot> explorer = {
         // A tensor amax above the block's makes the E4M3 block scale a real rounding step.
         explorerShot(QStringLiteral("format-explorer-nvfp4.png"), QStringLiteral("nvfp4"), T::Light, SampleKind::RandomNormal, 7,
                      [](FormatExplorerView& view) { view.walkthrough()->setTensorAmax(12.0f); }),
         // An outlier of 14.2 under the OCP floor rule: X = 2^(3 − 2) = 2 and 14.2 / 2 = 7.1 clips to 6.
         explorerShot(QStringLiteral("format-explorer-mxfp4.png"), QStringLiteral("mxfp4"), T::Light, SampleKind::WithOutlier, 3,
-                     [](FormatExplorerView& view) {
-                         std::vector<float> block = view.walkthrough()->block();
-                         block[10] = 14.2f;
-                         view.walkthrough()->setBlock(block);
-                         view.walkthrough()->selectElement(10);
-                     }),
+                     outlierAt10),
         explorerShot(QStringLiteral("format-explorer-int4.png"), QStringLiteral("int4"), T::Light, SampleKind::RandomNormal, 11),
         explorerShot(QStringLiteral("format-explorer-fp8-e4m3.png"), QStringLiteral("fp8_e4m3"), T::Light, SampleKind::WithOutlier, 5),
         explorerShot(QStringLiteral("format-explorer-nf4.png"), QStringLiteral("nf4"), T::Light, SampleKind::RandomNormal, 13,
@@ -436,12 +438,7 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::defaultShots() {
         explorerShot(QStringLiteral("format-explorer-nvfp4-e5m3.png"), QStringLiteral("nvfp4_e5m3"), T::Light, SampleKind::RandomNormal, 7),
         // One token with an outlier feature of 14.2: LLM.int8() keeps it, the row's absmax comes from the rest.
         explorerShot(QStringLiteral("format-explorer-llm-int8.png"), QStringLiteral("llm_int8"), T::Light, SampleKind::WithOutlier, 3,
-                     [](FormatExplorerView& view) {
-                         std::vector<float> block = view.walkthrough()->block();
-                         block[10] = 14.2f;
-                         view.walkthrough()->setBlock(block);
-                         view.walkthrough()->selectElement(10);
-                     }),
+                     outlierAt10),
     };
     shots.insert(shots.end(), explorer.begin(), explorer.end());
     shots.insert(shots.end(), experiments.begin(), experiments.end());

@@ -170,6 +170,18 @@ void add_iquant_formats(std::vector<FormatInfo>& out) {
     }
 }
 
+// NVFP4's elements and blocks, shared by its E5M3-scale variant: E2M1 in blocks of 16 with one
+// 8-bit scale per block (4.5 bits per element).
+void set_e2m1_blocks_of_16(FormatInfo& f, const char* scale_type) {
+    f.element = float_layout<E2M1>("E2M1");
+    f.element_bits = 4;
+    f.element_max = 6.0f;
+    f.element_values = minifloat_values<E2M1>();
+    f.block_size = 16;
+    f.scale_type = scale_type;
+    f.bits_per_element = 4.5;
+}
+
 std::vector<FormatInfo> build() {
     std::vector<FormatInfo> out;
     const std::string modelopt = "NVIDIA Model Optimizer qtensor/nvfp4_tensor.py (export path)";
@@ -249,13 +261,7 @@ std::vector<FormatInfo> build() {
                    "A block whose E4M3 scale rounds to zero (block amax below about amax / 458752) decodes to zeros. Model "
                    "Optimizer 0.47 instead clamps the block scale to at least 2^-9 before the cast.",
                    nan_rule_amax};
-        f.element = float_layout<E2M1>("E2M1");
-        f.element_bits = 4;
-        f.element_max = 6.0f;
-        f.element_values = minifloat_values<E2M1>();
-        f.block_size = 16;
-        f.scale_type = "E4M3 per 16 elements + FP32 per tensor";
-        f.bits_per_element = 4.5;
+        set_e2m1_blocks_of_16(f, "E4M3 per 16 elements + FP32 per tensor");
         out.push_back(f);
     }
     {
@@ -276,13 +282,7 @@ std::vector<FormatInfo> build() {
                    "Against NVFP4: no global scale to calibrate or to share between fused layers, one byte per 16 "
                    "elements as before (4.5 bits per element); the block scale keeps E4M3's 3 mantissa bits, so the "
                    "precision of a scale is the same while its range grows from 448 .. 2^-9 (times g) to 114688 .. 2^-17."};
-        f.element = float_layout<E2M1>("E2M1");
-        f.element_bits = 4;
-        f.element_max = 6.0f;
-        f.element_values = minifloat_values<E2M1>();
-        f.block_size = 16;
-        f.scale_type = "UE5M3 per 16 elements";
-        f.bits_per_element = 4.5;
+        set_e2m1_blocks_of_16(f, "UE5M3 per 16 elements");
         out.push_back(f);
     }
     struct MxSpec {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // LLM.int8(): vector-wise INT8 rows, the outlier columns, and encode / decode against fake
-// quantization (the bit-for-bit check against bitsandbytes is tests/app/cli_llm_int8_peer_test.cpp).
+// quantization (the bit-for-bit check against bitsandbytes is tests/app/cli_format_peers_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // NVFP4 with E5M3 block scales: the UE5M3 scale byte's rounding at its edges, every byte's value,
 // and one block through fake quantization, encoding and decoding (the bit-for-bit check against
-// AutoRound's own quantizer is tests/app/cli_nvfp4_e5m3_peer_test.cpp).
+// AutoRound's own quantizer is tests/app/cli_format_peers_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>

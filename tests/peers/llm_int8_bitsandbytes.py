@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """bitsandbytes' own LLM.int8() functions (0.50.2, its default / CPU backend) against
-`quantlab-cli fakequant --format int8_vectorwise | llm_int8` (tests/app/cli_llm_int8_peer_test.cpp).
+`quantlab-cli fakequant --format int8_vectorwise | llm_int8` (tests/app/cli_format_peers_test.cpp).
 
     python llm_int8_bitsandbytes.py QUANTLAB_CLI SMOLLM2_GGUF WORKDIR
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """AutoRound's own NVFP4_E5M3 quantizer (intel/auto-round auto_round/data_type/nvfp.py: nvfp4_v2,
 the data type of its NVFP4_E5M3 scheme, at iters=0 = round to nearest) gives, bit for bit, what
-`quantlab-cli fakequant --format nvfp4_e5m3` gives (tests/app/cli_nvfp4_e5m3_peer_test.cpp).
+`quantlab-cli fakequant --format nvfp4_e5m3` gives (tests/app/cli_format_peers_test.cpp).
 
     python nvfp4_e5m3_autoround.py QUANTLAB_CLI SMOLLM2_GGUF WORKDIR
 
