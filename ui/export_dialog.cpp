@@ -43,6 +43,10 @@ constexpr Kind kKinds[] = {
      "config.json's quantization_config, and KV-cache scales where the recipe calibrated them."},
     {"gguf", "GGUF for llama.cpp",
      "One .gguf file with the architecture and tokenizer metadata llama.cpp needs (Llama-family and GPT-2)."},
+    {"onnx", "ONNX QDQ model (ONNX Runtime, TensorRT)",
+     "model.onnx (opset 23) with QuantizeLinear / DequantizeLinear pairs for INT8 and FP8 and blocked INT4 "
+     "weights, its weights in model.onnx.data: a Llama-family decoder (input_ids to logits) or a BERT encoder "
+     "(to the last hidden state)."},
     {"fakequant", "Fake-quantized HF checkpoint",
      "The model's own layout and dtypes with every quantized weight replaced by its dequantized value, for tools "
      "that do not read low-bit formats."},

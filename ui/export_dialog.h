@@ -20,7 +20,7 @@ class QTableWidget;
 namespace ql {
 
 struct ExportChoice {
-    QString kind;       // "hf-modelopt", "compressed-tensors", "gguf", "fakequant", "report"
+    QString kind;       // "hf-modelopt", "compressed-tensors", "gguf", "onnx", "fakequant", "report"
     QString ggufType;   // with gguf: f32 f16 q8_0 q4_0 q4_1 mxfp4
     QString out;        // folder or file
     bool force = false; // replace an existing output

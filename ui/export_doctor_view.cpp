@@ -51,15 +51,15 @@ ExportDoctorView::ExportDoctorView(QWidget* parent) : QWidget(parent) {
     setAcceptDrops(true);
     auto* layout = new QVBoxLayout(this);
     auto* intro = new QLabel(tr("Checks an export the way its consumer loads it — vLLM (compressed-tensors, Model Optimizer), "
-                                "TensorRT-LLM, transformers, llama.cpp. Runs after every export; drop an export folder or a "
-                                ".gguf file here to check it."),
+                                "TensorRT-LLM, transformers, llama.cpp, ONNX Runtime. Runs after every export; drop an export folder, "
+                                "a .gguf or a .onnx file here to check it."),
                              this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
     auto* bar = new QHBoxLayout;
     auto* folder = new QPushButton(tr("Check Folder…"), this);
     folder->setObjectName(QStringLiteral("doctorCheckFolder"));
-    auto* gguf = new QPushButton(tr("Check GGUF File…"), this);
+    auto* gguf = new QPushButton(tr("Check GGUF / ONNX File…"), this);
     gguf->setObjectName(QStringLiteral("doctorCheckGguf"));
     m_recheck = new QPushButton(tr("Check Again"), this);
     m_recheck->setObjectName(QStringLiteral("doctorRecheck"));
@@ -209,7 +209,8 @@ void ExportDoctorView::chooseFolder() {
 }
 
 void ExportDoctorView::chooseGguf() {
-    const QString file = QFileDialog::getOpenFileName(this, tr("Check a GGUF file"), QString(), tr("GGUF (*.gguf)"));
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Check a GGUF or ONNX file"), QString(), tr("Model files (*.gguf *.onnx);;GGUF (*.gguf);;ONNX (*.onnx)"));
     if (!file.isEmpty()) check(file);
 }
 

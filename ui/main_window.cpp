@@ -509,8 +509,9 @@ void MainWindow::openModel(const QString& path) {
 
 void MainWindow::openPath(const QString& path) {
     const QFileInfo fi(path);
-    if (fi.isFile() && fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
-        // A GGUF file is an artifact to check, not a project.
+    if (fi.isFile() && (fi.suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0 ||
+                        fi.suffix().compare(QLatin1String("onnx"), Qt::CaseInsensitive) == 0)) {
+        // A GGUF or ONNX file is an artifact to check, not a project.
         m_doctor->check(fi.absoluteFilePath());
         showView(QStringLiteral("doctor"));
         return;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]
+// quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|onnx|fakequant|report --out PATH [--force]
 //     [--project P.qlab [--run N]]: writes a quantized checkpoint for deployment tools, as a
 // fake-quantized FP checkpoint, or as a report (docs/EXPORT.md, docs/CLI.md "export").
 #include <cstdio>
@@ -26,7 +26,7 @@ namespace ql::cli {
 namespace {
 
 std::string usage() {
-    return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|fakequant|report --out PATH [--force]\n"
+    return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|onnx|fakequant|report --out PATH [--force]\n"
            "    [--device cpu|cuda|cuda:N]\n"
            "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n"
            "  GGUF only: [--tensor-type REGEX=TYPE ...] [--imatrix F] [--gguf-source f16|bf16|f32] [--pure] [--strict]\n"
@@ -34,6 +34,8 @@ std::string usage() {
            "MODEL: a quantized checkpoint folder written by 'quantlab-cli ptq' or 'train' (or 'demo').\n"
            "  hf-modelopt  NVIDIA Model Optimizer HF checkpoint (NVFP4, FP8, INT4 AWQ/GPTQ, MXFP4): vLLM, TensorRT-LLM\n"
            "  compressed-tensors  vLLM / llm-compressor checkpoint (INT4/INT8 W4A16/W8A16/W8A8, FP8, NVFP4, MXFP4)\n"
+           "  onnx         ONNX QDQ model (opset 23; model.onnx + model.onnx.data) of a Llama-family decoder: INT8 / FP8\n"
+           "               Q/DQ pairs, blocked INT4 weight-only DQ; ONNX Runtime, TensorRT\n"
            "  gguf         llama.cpp GGUF file; MODEL may also be an HF folder or a GGUF file. T is a llama.cpp file\n"
            "               type (f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q2_k_s q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m\n"
            "               q5_k_s q5_k_m q6_k iq4_nl iq4_xs iq3_xs iq3_xxs iq3_s iq3_m iq2_xxs iq2_xs iq2_s iq2_m iq1_s\n"
@@ -175,7 +177,7 @@ int run(const std::vector<std::string>& args) {
 
 Command export_command() {
     return Command{"export", usage(),
-                   "export a quantized model: Model Optimizer or compressed-tensors HF checkpoint, GGUF, fake-quant FP, report", run};
+                   "export a quantized model: Model Optimizer or compressed-tensors HF checkpoint, GGUF, ONNX, fake-quant FP, report", run};
 }
 
 }  // namespace ql::cli

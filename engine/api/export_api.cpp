@@ -16,6 +16,7 @@
 #include "engine/export/hf_modelopt_export.h"
 #include "engine/export/llama_tensor_types.h"
 #include "engine/export/modelopt_plan.h"
+#include "engine/export/onnx_export.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
 
@@ -23,7 +24,7 @@
 
 namespace ql {
 
-std::vector<std::string> export_kinds() { return {"hf-modelopt", "compressed-tensors", "gguf", "fakequant", "report"}; }
+std::vector<std::string> export_kinds() { return {"hf-modelopt", "compressed-tensors", "gguf", "onnx", "fakequant", "report"}; }
 
 namespace {
 
@@ -50,7 +51,7 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
     const auto start = std::chrono::steady_clock::now();
     const std::vector<std::string> kinds = export_kinds();
     if (std::find(kinds.begin(), kinds.end(), req.as) == kinds.end())
-        throw UserError("export: --as must be one of hf-modelopt, compressed-tensors, gguf, fakequant, report; got '" + req.as + "'");
+        throw UserError("export: --as must be one of hf-modelopt, compressed-tensors, gguf, onnx, fakequant, report; got '" + req.as + "'");
     if (req.out.empty()) throw UserError("export: an output path is required (--out)");
     const at::Device device = torch_device(req.device);
     std::error_code ec;
@@ -96,6 +97,8 @@ ExportReport run_export(const ExportRequest& req, JobSink& sink, const Cancellat
         r = export_hf_modelopt(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
     else if (req.as == "compressed-tensors")
         r = export_compressed_tensors(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
+    else if (req.as == "onnx")
+        r = export_onnx(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
     else if (req.as == "fakequant")
         r = export_fakequant(*m.quantization, m.path, req.out, req.force, sink, cancel, check);
     else {

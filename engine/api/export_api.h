@@ -6,6 +6,8 @@
 //   compressed-tensors  vLLM / llm-compressor's layout (pack-quantized INT, float-quantized FP8,
 //                nvfp4- and mxfp4-pack-quantized; KV-cache scales)
 //   gguf         llama.cpp's GGUF file
+//   onnx         an ONNX QDQ model (model.onnx + model.onnx.data; ONNX Runtime, TensorRT) of a
+//                Llama-family decoder: INT8 / FP8 Q/DQ pairs, INT4 blocked weight-only DQ
 //   fakequant    the model's own HF layout with dequantized weights + quantlab_recipe.json
 //   report       a folder with report.html (self-contained: plots as PNG data: URIs),
 //                metrics.csv and recipe.json
@@ -63,7 +65,7 @@ struct ExportReport {
 // path = out). UserError for bad input, JobCancelled on cancellation.
 ExportReport run_export(const ExportRequest& request, JobSink& sink, const CancellationToken& cancel);
 
-std::vector<std::string> export_kinds();  // hf-modelopt, compressed-tensors, gguf, fakequant, report
+std::vector<std::string> export_kinds();  // hf-modelopt, compressed-tensors, gguf, onnx, fakequant, report
 
 // A per-layer plan (a recipe: a preset, a recipe file, or recipe JSON text starting with '{'; e.g.
 // an experiment's mixed-precision plan) in another tool's form, for `model` (HF folder or "demo",

@@ -33,7 +33,7 @@ struct DoctorCheck {
 
 struct DoctorReport {
     std::string path;
-    std::string layout;  // compressed-tensors | hf-modelopt | hf | gguf | unknown
+    std::string layout;  // compressed-tensors | hf-modelopt | hf | gguf | onnx | peft | unknown
     std::string consumer;  // who loads it: "vLLM (compressed-tensors)", "llama.cpp" ...
     std::vector<DoctorCheck> checks;
     std::vector<DoctorFinding> findings;

@@ -76,6 +76,9 @@ void check_config_tokenizer(const HfFolderView& folder, DoctorContext& ctx);
 void check_compressed_tensors_folder(const HfFolderView& folder, DoctorContext& ctx);
 void check_modelopt_folder(const HfFolderView& folder, DoctorContext& ctx);
 void check_gguf_file(const std::string& disk_path, const std::string& display_path, DoctorContext& ctx);
+// doctor_onnx.cpp: a folder holding model.onnx, or a .onnx file.
+bool is_onnx_artifact(const std::string& path);
+void check_onnx_model(const std::string& disk_path, const std::string& display_path, DoctorContext& ctx);
 
 // `text` with every occurrence of `disk_path` replaced by `shown` (messages name the folder the
 // user sees, not the .partial folder an export is checked in).

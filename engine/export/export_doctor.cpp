@@ -16,9 +16,10 @@ std::string detect_artifact_layout(const std::string& path) {
     std::error_code ec;
     if (fs::is_regular_file(path, ec)) {
         const std::string ext = fs::path(path).extension().string();
-        return ext == ".gguf" ? "gguf" : "unknown";
+        return ext == ".gguf" ? "gguf" : ext == ".onnx" ? "onnx" : "unknown";
     }
     if (!fs::is_directory(path, ec)) return "unknown";
+    if (is_onnx_artifact(path)) return "onnx";  // before config.json, which the ONNX export copies
     if (is_peft_adapter_folder(path)) return "peft";
     if (fs::is_regular_file(fs::path(path) / "hf_quant_config.json", ec)) return "hf-modelopt";
     const fs::path config = fs::path(path) / "config.json";
@@ -55,6 +56,11 @@ DoctorReport run_export_doctor(const std::string& path, const std::string& displ
     if (report.layout == "gguf") {
         report.consumer = "llama.cpp";
         check_gguf_file(disk, shown, ctx);
+        return report;
+    }
+    if (report.layout == "onnx") {
+        report.consumer = "ONNX Runtime";
+        check_onnx_model(disk, shown, ctx);
         return report;
     }
     if (report.layout == "peft") {

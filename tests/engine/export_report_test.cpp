@@ -133,7 +133,7 @@ TEST(ExportApi, RefusesBadRequestsBeforeWorking) {
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("is not a quantized model"), std::string::npos);
     req.out = test::tiny_llama();
     EXPECT_NE(user_error_text([&] { run_export(req, sink, cancel); }).find("already exists (pass --force"), std::string::npos);
-    EXPECT_EQ(export_kinds(), (std::vector<std::string>{"hf-modelopt", "compressed-tensors", "gguf", "fakequant", "report"}));
+    EXPECT_EQ(export_kinds(), (std::vector<std::string>{"hf-modelopt", "compressed-tensors", "gguf", "onnx", "fakequant", "report"}));
 }
 
 }  // namespace
