@@ -26,6 +26,7 @@
 #include "projects/experiment_report.h"
 #include "projects/project_file.h"
 #include "ui/block_walkthrough_panel.h"
+#include "ui/export_doctor_view.h"
 #include "ui/compare_view.h"
 #include "ui/depth_view.h"
 #include "ui/experiment_result_panel.h"
@@ -522,6 +523,11 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::realModelShots(const QStri
         withText(inspectorShot(QStringLiteral("real-llm-int8.png"), QStringLiteral("outliers"), T::Light,
                                QStringLiteral("model.layers.29.mlp.down_proj"), QStringLiteral("int8"), true)),
     };
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::doctorShots(const QString& stem) {
+    return {Shot{stem + QStringLiteral(".png"), [](MainWindow& w) { w.showView(QStringLiteral("doctor")); },
+                 [](MainWindow& w) { return !w.exportDoctor()->report().path.empty(); }}};
 }
 
 std::vector<ScreenshotRunner::Shot> ScreenshotRunner::formatShots(const QStringList& formats) {

@@ -43,6 +43,9 @@ public:
     static std::vector<Shot> realModelShots(const QString& text, const QString& prompt);
     // One shot per format, "format-explorer-<name>.png", in the current theme.
     static std::vector<Shot> formatShots(const QStringList& formats);
+    // The Export Doctor view on the artifact the window opened (a .onnx / .gguf file given as
+    // the path), as STEM.png, once its report is in.
+    static std::vector<Shot> doctorShots(const QString& stem);
     // The What-if view on the open model: "<stem>.png" (light) and "<stem>-dark.png", comparing
     // `kvCache` and `rotation` (calibration data `calibration`, "" = the editor's) and showing
     // `tensor` ("" = the one the view picks).

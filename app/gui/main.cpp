@@ -82,8 +82,13 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir: render docs/TUTORIAL.md's real-LLM tour on the opened project of the real "
                        "SmolLM2 (scripts/real-model-screenshots), calibrating on TEXT and generating an answer to PROMPT."),
         QStringLiteral("TEXT,PROMPT"));
+    const QCommandLineOption screenshotDoctor(
+        QStringLiteral("screenshot-doctor"),
+        QStringLiteral("With --screenshot-dir and a .onnx or .gguf file as the path: render the Export Doctor's report on it "
+                       "as STEM.png."),
+        QStringLiteral("STEM"));
     parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
-                       screenshotCalib, screenshotExperiment, screenshotRealModel, theme, format});
+                       screenshotCalib, screenshotExperiment, screenshotRealModel, screenshotDoctor, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
             if (shots.empty()) std::fprintf(stderr, "quantlab: --screenshot-only names no shot (ignored)\n");
             else runner.setShots(std::move(shots));
         }
+        if (parser.isSet(screenshotDoctor)) runner.setShots(ql::ScreenshotRunner::doctorShots(parser.value(screenshotDoctor)));
         if (parser.isSet(screenshotWhatIf)) {
             const QStringList w = parser.value(screenshotWhatIf).split(QLatin1Char(','));
             if (w.size() < 3) {

@@ -22,6 +22,7 @@
 #include "projects/content_hash.h"
 #include "projects/evalsuite_records.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/prepared_suite.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
@@ -37,36 +38,13 @@ using json = nlohmann::json;
 const std::vector<std::pair<std::string, int>> kItems = {
     {"arith-001", 12}, {"arith-020", 12}, {"fact-days-week", 16}, {"fact-gold-symbol", 16}, {"json-001", 40}, {"tool-001", 48}};
 
-class CliEvalsuite : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        try {
-            prepare();
-        } catch (const std::exception& e) {
-            setup_error() = e.what();
-        }
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        if (!dir().empty()) fs::remove_all(dir(), ec);
-    }
-    void SetUp() override { ASSERT_TRUE(setup_error().empty()) << setup_error(); }
+class CliEvalsuite : public PreparedSuite<CliEvalsuite> {
+    friend class PreparedSuite<CliEvalsuite>;
 
-    static std::string& dir() { static std::string d; return d; }
-    static std::string& setup_error() { static std::string e; return e; }
+protected:
     static json& result() { static json r; return r; }
     static std::string& text_out() { static std::string t; return t; }
     static std::string& gguf() { static std::string g; return g; }
-
-    static CliResult cli(const std::vector<std::string>& args) {
-        CliResult r = run_cli(args);
-        if (r.exit_code != 0) {
-            std::string line = "quantlab-cli";
-            for (const auto& a : args) line += " " + a;
-            throw std::runtime_error(line + " failed (" + std::to_string(r.exit_code) + "): " + r.err);
-        }
-        return r;
-    }
 
 private:
     static void prepare() {
@@ -95,10 +73,10 @@ private:
             throw std::runtime_error("scripts/make-text-corpus failed");
         const std::string eval_text = slurp(d + "/corpus/eval.txt");
         std::ofstream(d + "/text.txt") << eval_text.substr(0, eval_text.find("\n\n", 6000)) << "\n";
-        cli({"convert", gguf(), "--out", d + "/hf"});
+        run_cli_ok({"convert", gguf(), "--out", d + "/hf"});
         // The folder is the Q4_1 file decoded (the same function as the GGUF, to rounding): an
         // MXFP4 W4A4 checkpoint of it is the model that differs (RTN; 2 windows of calibration).
-        cli({"ptq", d + "/hf", "--recipe", "MXFP4", "--calib", d + "/corpus/train.txt", "--samples", "2", "--seq-len", "64", "--out",
+        run_cli_ok({"ptq", d + "/hf", "--recipe", "MXFP4", "--calib", d + "/corpus/train.txt", "--samples", "2", "--seq-len", "64", "--out",
              d + "/mxfp4"});
         const std::vector<std::string> common = {"--suite", d + "/suite.jsonl", "--text", d + "/text.txt", "--text-window", "128",
                                                  "--label", "fp32", "--label", "q4_1", "--label", "mxfp4", "--gpu", "H200", "--gpu", "A100"};
@@ -107,11 +85,11 @@ private:
         std::vector<std::string> json_args = args;
         json_args.insert(json_args.end(), {"--json", "--csv-dir", d + "/csv", "--save", d + "/saved", "--project", d + "/p.qlab",
                                            "--lm-eval-export", d + "/lmeval"});
-        const CliResult r = cli(json_args);
+        const CliResult r = run_cli_ok(json_args);
         std::ofstream(d + "/result.json") << r.out;
         result() = json::parse(r.out);
         // The text tables, from the saved runs (no generation).
-        text_out() = cli({"evalsuite", d + "/saved/fp32.json", d + "/saved/q4_1.json", d + "/saved/mxfp4.json", "--suite",
+        text_out() = run_cli_ok({"evalsuite", d + "/saved/fp32.json", d + "/saved/q4_1.json", d + "/saved/mxfp4.json", "--suite",
                           d + "/suite.jsonl"}).out;
     }
 };

@@ -24,6 +24,7 @@
 #include "engine/io/npy_file.h"
 #include "engine/io/onnx_file.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/prepared_suite.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
@@ -35,16 +36,6 @@ using json = nlohmann::json;
 
 std::string model_dir(const std::string& name) { return std::string(QUANTLAB_TEST_DATA_DIR) + "/models/" + name; }
 
-CliResult cli_ok(const std::vector<std::string>& args) {
-    CliResult r = run_cli(args);
-    if (r.exit_code != 0) {
-        std::string line = "quantlab-cli";
-        for (const auto& a : args) line += " " + a;
-        throw std::runtime_error(line + " failed (" + std::to_string(r.exit_code) + "): " + r.err);
-    }
-    return r;
-}
-
 json doctor(const std::string& path) { return json::parse(run_cli({"doctor", path, "--json"}).out); }
 
 bool has_finding(const json& report, const std::string& check, const std::string& text) {
@@ -55,9 +46,9 @@ bool has_finding(const json& report, const std::string& check, const std::string
 
 TEST(CliOnnxExport, Int8SmoothQuantExportIsCheckedByTheDoctorAndDamageIsFound) {
     const std::string dir = make_temp_dir();
-    cli_ok({"ptq", model_dir("llama"), "--recipe", "INT8_SMOOTHQUANT", "--calib", "synthetic:random-tokens", "--samples", "8", "--out",
+    run_cli_ok({"ptq", model_dir("llama"), "--recipe", "INT8_SMOOTHQUANT", "--calib", "synthetic:random-tokens", "--samples", "8", "--out",
             dir + "/q"});
-    const json r = json::parse(cli_ok({"export", dir + "/q", "--as", "onnx", "--out", dir + "/onnx", "--json"}).out);
+    const json r = json::parse(run_cli_ok({"export", dir + "/q", "--as", "onnx", "--out", dir + "/onnx", "--json"}).out);
     EXPECT_EQ(r["as"], "onnx");
     EXPECT_EQ(r["doctor"]["layout"], "onnx");
     EXPECT_EQ(r["doctor"]["errors"], 0) << r["doctor"].dump(1);
@@ -121,7 +112,7 @@ TEST(CliOnnxExport, Int8SmoothQuantExportIsCheckedByTheDoctorAndDamageIsFound) {
 
 TEST(CliOnnxExport, WhatHasNoOnnxFormIsRefusedByName) {
     const std::string dir = make_temp_dir();
-    cli_ok({"ptq", model_dir("llama"), "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens", "--samples", "4", "--out",
+    run_cli_ok({"ptq", model_dir("llama"), "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens", "--samples", "4", "--out",
             dir + "/nvfp4"});
     const CliResult nv = run_cli({"export", dir + "/nvfp4", "--as", "onnx", "--out", dir + "/o1"});
     EXPECT_EQ(nv.exit_code, 1);
@@ -131,7 +122,7 @@ TEST(CliOnnxExport, WhatHasNoOnnxFormIsRefusedByName) {
 
     for (const auto& [model, why] : std::vector<std::pair<std::string, std::string>>{
              {"mistral_swa", "a sliding attention window of 4 tokens"}, {"qwen3", "with q_norm / k_norm (Qwen3)"}, {"gpt2", "gpt2 (the ONNX export writes Llama-family decoders"}}) {
-        cli_ok({"ptq", model_dir(model), "--recipe", "FP8_DEFAULT", "--calib", "synthetic:random-tokens", "--samples", "4", "--out",
+        run_cli_ok({"ptq", model_dir(model), "--recipe", "FP8_DEFAULT", "--calib", "synthetic:random-tokens", "--samples", "4", "--out",
                 dir + "/" + model});
         const CliResult e = run_cli({"export", dir + "/" + model, "--as", "onnx", "--out", dir + "/" + model + ".onnx"});
         EXPECT_EQ(e.exit_code, 1) << model;
@@ -143,35 +134,8 @@ TEST(CliOnnxExport, WhatHasNoOnnxFormIsRefusedByName) {
 
 // ---------------------------------------------------------------------------------------------
 
-class CliOnnxExportPeer : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        try {
-            prepare();
-        } catch (const std::exception& e) {
-            setup_error() = e.what();
-        }
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        if (!dir().empty()) fs::remove_all(dir(), ec);
-    }
-    void SetUp() override { ASSERT_TRUE(setup_error().empty()) << setup_error(); }
-
-    static std::string& dir() { static std::string d; return d; }
-    static std::string& setup_error() { static std::string e; return e; }
-    static std::map<std::string, json>& checks() { static std::map<std::string, json> c; return c; }
-
-    static void expect_checks(const std::string& prefix, size_t count) {
-        size_t n = 0;
-        for (const auto& [name, c] : checks()) {
-            if (name.rfind(prefix, 0) != 0) continue;
-            ++n;
-            EXPECT_TRUE(c["pass"].get<bool>()) << name << ": " << c["detail"].get<std::string>();
-            std::printf("%s: %s\n", name.c_str(), c["detail"].get<std::string>().c_str());
-        }
-        EXPECT_EQ(n, count) << "checks named " << prefix << "*";
-    }
+class CliOnnxExportPeer : public PreparedSuite<CliOnnxExportPeer> {
+    friend class PreparedSuite<CliOnnxExportPeer>;
 
 private:
     struct Case {
@@ -216,8 +180,8 @@ private:
             throw std::runtime_error("scripts/make-text-corpus failed");
         const std::string train = slurp(corpus + "/train.txt");
         std::ofstream(d + "/calib.txt") << train.substr(0, train.find("\n\n", 8000)) << "\n";
-        cli_ok({"convert", gguf, "--out", d + "/smollm2"});
-        cli_ok({"tokenize", gguf, "--file", corpus + "/eval.txt", "--out", d + "/eval.ids.npy"});
+        run_cli_ok({"convert", gguf, "--out", d + "/smollm2"});
+        run_cli_ok({"tokenize", gguf, "--file", corpus + "/eval.txt", "--out", d + "/eval.ids.npy"});
         const NdArray all = read_npy(d + "/eval.ids.npy");
         // The real models with static INT8 inputs are chaotic: 1e-7 relative noise on every
         // Linear output changes MiniLM's last hidden state by ~17 % of what quantization changes
@@ -229,7 +193,7 @@ private:
         std::copy_n(all.as<int64_t>(), real_ids.numel(), real_ids.as<int64_t>());
         write_npy(d + "/real_ids.npy", real_ids);
         const std::string minilm = minilm_dir();
-        cli_ok({"tokenize", minilm, "--file", d + "/calib.txt", "--out", d + "/minilm.ids.npy"});
+        run_cli_ok({"tokenize", minilm, "--file", d + "/calib.txt", "--out", d + "/minilm.ids.npy"});
         const NdArray minilm_all = read_npy(d + "/minilm.ids.npy");
         NdArray minilm_ids = NdArray::zeros(DType::Int64, {2, 64});
         std::copy_n(minilm_all.as<int64_t>(), minilm_ids.numel(), minilm_ids.as<int64_t>());
@@ -261,15 +225,15 @@ private:
             if (real) ptq.insert(ptq.end(), {"--calib", d + "/calib.txt", "--samples", "8", "--seq-len", "128"});
             else ptq.insert(ptq.end(), {"--calib", "synthetic:random-tokens", "--samples", "8"});
             if (!c.kv_cache.empty()) ptq.insert(ptq.end(), {"--kv-cache", c.kv_cache});
-            cli_ok(ptq);
-            const json ex = json::parse(cli_ok({"export", q, "--as", "onnx", "--out", onnx, "--json"}).out);
+            run_cli_ok(ptq);
+            const json ex = json::parse(run_cli_ok({"export", q, "--as", "onnx", "--out", onnx, "--json"}).out);
             if (ex["doctor"]["errors"] != 0) throw std::runtime_error(c.name + ": the doctor found errors: " + ex["doctor"].dump(1));
             std::string& fp = fp_logits[c.model];
             if (fp.empty()) {
                 fp = d + "/fp" + std::to_string(i) + ".npy";
-                cli_ok({"logits", c.model, "--ids", c.ids, "--out", fp});
+                run_cli_ok({"logits", c.model, "--ids", c.ids, "--out", fp});
             }
-            cli_ok({"logits", q, "--ids", c.ids, "--out", d + "/ql" + std::to_string(i) + ".npy"});
+            run_cli_ok({"logits", q, "--ids", c.ids, "--out", d + "/ql" + std::to_string(i) + ".npy"});
             spec.push_back({{"name", c.name}, {"onnx", onnx}, {"ids", c.ids}, {"quantlab", d + "/ql" + std::to_string(i) + ".npy"},
                             {"fp", fp}, {"max_ratio", c.max_ratio}, {"min_top1", 0.98}});
             if (!c.emulate.empty()) {
@@ -288,9 +252,9 @@ private:
     }
 };
 
-TEST_F(CliOnnxExportPeer, GoldenModelsRunInOnnxRuntimeWithQuantLabsLogits) { expect_checks("tiny:", 2 * 6); }
+TEST_F(CliOnnxExportPeer, GoldenModelsRunInOnnxRuntimeWithQuantLabsLogits) { expect_checks("tiny:", 2 * 6, true); }
 
-TEST_F(CliOnnxExportPeer, TheRealModelsRunInOnnxRuntimeWithQuantLabsOutputs) { expect_checks("real:", 2 * 3); }
+TEST_F(CliOnnxExportPeer, TheRealModelsRunInOnnxRuntimeWithQuantLabsOutputs) { expect_checks("real:", 2 * 3, true); }
 
 }  // namespace
 }  // namespace ql::test

@@ -23,6 +23,7 @@
 
 #include "engine/io/npy_file.h"
 #include "tests/app/cli_runner.h"
+#include "tests/app/prepared_suite.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
@@ -38,48 +39,10 @@ constexpr int64_t kWindow = 128;
 // the noise of short contexts adds as much again (630 predictions of 128-token chunks: Q8_0 0.8 %).
 constexpr int64_t kChunk = 256;
 
-class CliRealModelPeer : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        try {
-            prepare();
-        } catch (const std::exception& e) {
-            setup_error() = e.what();
-        }
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        if (!dir().empty()) fs::remove_all(dir(), ec);
-    }
-    void SetUp() override { ASSERT_TRUE(setup_error().empty()) << setup_error(); }
-
-    static std::string& dir() { static std::string d; return d; }
-    static std::string& setup_error() { static std::string e; return e; }
-    static std::map<std::string, json>& checks() { static std::map<std::string, json> c; return c; }
-
-    // Every check whose name starts with `prefix` must have passed (and there is at least one).
-    static void expect_checks(const std::string& prefix, size_t at_least) {
-        size_t n = 0;
-        for (const auto& [name, c] : checks()) {
-            if (name.rfind(prefix, 0) != 0) continue;
-            ++n;
-            EXPECT_TRUE(c["pass"].get<bool>()) << name << ": " << c["detail"].get<std::string>();
-            std::printf("%s: %s\n", name.c_str(), c["detail"].get<std::string>().c_str());
-        }
-        EXPECT_GE(n, at_least) << "checks named " << prefix << "* are missing";
-    }
+class CliRealModelPeer : public PreparedSuite<CliRealModelPeer> {
+    friend class PreparedSuite<CliRealModelPeer>;
 
 private:
-    static CliResult cli(const std::vector<std::string>& args) {
-        CliResult r = run_cli(args);
-        if (r.exit_code != 0) {
-            std::string line = "quantlab-cli";
-            for (const auto& a : args) line += " " + a;
-            throw std::runtime_error(line + " failed (" + std::to_string(r.exit_code) + "): " + r.err);
-        }
-        return r;
-    }
-
     static void prepare() {
         dir() = make_temp_dir();
         const std::string d = dir();
@@ -101,10 +64,10 @@ private:
         json m;
         m["gguf"] = gguf;
         m["hf_folder"] = d + "/hf";
-        cli({"convert", gguf, "--out", d + "/hf"});
+        run_cli_ok({"convert", gguf, "--out", d + "/hf"});
         for (const char* name : {"eval", "train"}) {
             const std::string text = corpus + "/" + name + ".txt", ids = d + "/" + name + ".ids.npy";
-            cli({"tokenize", gguf, "--file", text, "--out", ids});
+            run_cli_ok({"tokenize", gguf, "--file", text, "--out", ids});
             m["tokens"].push_back({{"name", name}, {"text", text}, {"ids", ids}});
         }
         // Logits of two windows of the evaluation text's first tokens.
@@ -112,10 +75,10 @@ private:
         NdArray ids = NdArray::zeros(DType::Int64, {2, kWindow});
         std::copy_n(all.as<int64_t>(), 2 * kWindow, ids.as<int64_t>());
         write_npy(d + "/logit_ids.npy", ids);
-        cli({"logits", gguf, "--ids", d + "/logit_ids.npy", "--out", d + "/logits.npy"});
+        run_cli_ok({"logits", gguf, "--ids", d + "/logit_ids.npy", "--out", d + "/logits.npy"});
         m["logits"] = {{"ids", d + "/logit_ids.npy"}, {"logits", d + "/logits.npy"}};
 
-        const json hf = json::parse(cli({"eval", gguf, "--data", d + "/short.txt", "--windows", "hf", "--seq-len",
+        const json hf = json::parse(run_cli_ok({"eval", gguf, "--data", d + "/short.txt", "--windows", "hf", "--seq-len",
                                          std::to_string(kWindow), "--json"}).out);
         m["ppl_hf"] = {{"text", d + "/short.txt"}, {"window", kWindow}, {"quantlab_loss", hf["loss"]}, {"quantlab_tokens", hf["tokens"]}};
 
@@ -129,7 +92,7 @@ private:
             for (const auto& [name, text] : prompts)
                 p << json{{"messages", json::array({{{"role", "user"}, {"content", text}}})}}.dump() << "\n";
         }
-        const json gen = json::parse(cli({"generate", gguf, "--prompts", d + "/prompts.jsonl", "--max-tokens", "24", "--json"}).out);
+        const json gen = json::parse(run_cli_ok({"generate", gguf, "--prompts", d + "/prompts.jsonl", "--max-tokens", "24", "--json"}).out);
         for (size_t i = 0; i < prompts.size(); ++i) {
             const json& o = gen["outputs"][i];
             m["greedy"].push_back({{"name", prompts[i].first},
@@ -141,8 +104,8 @@ private:
 
         // GGUF exports of the real model (and the file itself), each evaluated by QuantLab over
         // llama-perplexity's chunks of about 20 kB of the evaluation text.
-        cli({"tokenize", gguf, "--file", d + "/ppl.txt", "--out", d + "/ppl.ids.npy"});
-        cli({"imatrix", gguf, "--calib", d + "/calib.txt", "--seq-len", std::to_string(kWindow), "--out", d + "/imatrix.gguf"});
+        run_cli_ok({"tokenize", gguf, "--file", d + "/ppl.txt", "--out", d + "/ppl.ids.npy"});
+        run_cli_ok({"imatrix", gguf, "--calib", d + "/calib.txt", "--seq-len", std::to_string(kWindow), "--out", d + "/imatrix.gguf"});
         for (const auto& [type, with_imatrix] : std::vector<std::pair<std::string, bool>>{
                  {"q4_1 (the file)", false}, {"q8_0", false}, {"q6_k", false}, {"q4_k_m", false}, {"q4_k_m", true}}) {
             const std::string name = type + (with_imatrix ? "+imatrix" : "");
@@ -151,9 +114,9 @@ private:
                 file = d + "/" + name + ".gguf";
                 std::vector<std::string> args = {"export", gguf, "--as", "gguf", "--gguf-type", type, "--out", file};
                 if (with_imatrix) args.insert(args.end(), {"--imatrix", d + "/imatrix.gguf"});
-                cli(args);
+                run_cli_ok(args);
             }
-            const json e = json::parse(cli({"eval", file, "--data", d + "/ppl.txt", "--windows", "llama", "--seq-len",
+            const json e = json::parse(run_cli_ok({"eval", file, "--data", d + "/ppl.txt", "--windows", "llama", "--seq-len",
                                             std::to_string(kChunk), "--json"}).out);
             m["gguf_ppl"].push_back({{"name", name}, {"file", file}, {"window", kChunk}, {"ids", d + "/ppl.ids.npy"},
                                      {"quantlab_loss", e["loss"]}, {"quantlab_tokens", e["tokens"]}});

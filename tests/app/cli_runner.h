@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,18 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
+    return r;
+}
+
+// run_cli that must succeed: std::runtime_error with the command line, exit code and stderr
+// otherwise (for a suite's preparation, where a failure fails every test of the suite).
+inline CliResult run_cli_ok(const std::vector<std::string>& args) {
+    CliResult r = run_cli(args);
+    if (r.exit_code != 0) {
+        std::string line = "quantlab-cli";
+        for (const auto& a : args) line += " " + a;
+        throw std::runtime_error(line + " failed (" + std::to_string(r.exit_code) + "): " + r.err);
+    }
     return r;
 }
 

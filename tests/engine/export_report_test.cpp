@@ -118,7 +118,7 @@ TEST(ExportApi, RefusesBadRequestsBeforeWorking) {
     CancellationToken cancel;
     ExportRequest req;
     req.model = test::tiny_llama();
-    req.as = "onnx";
+    req.as = "tflite";
     // A path that does not exist: every refusal below must leave it so.
     const std::string never = (std::filesystem::temp_directory_path() / ("quantlab-never-" + std::to_string(::getpid()))).string();
     std::filesystem::remove_all(never);
