@@ -10,8 +10,9 @@
 //     group G         scale [in / G, out], axis 0, block_size G (opset 21 blocked DQ)
 //     channel         scale [out], axis 1;  tensor: a scalar scale
 //   fp8_e4m3 / e5m2   FLOAT8E4M3FN / FLOAT8E5M2 codes, per-tensor or per-output-channel scale
-// Inputs (per tensor only): int8 symmetric -> Q/DQ with an INT8 zero point 0 (scale amax / 127);
-// fp8 -> Q/DQ with a FLOAT8 zero point 0 (scale amax / 448 or / 57344; saturating). Static scales
+// Inputs (per tensor only): int8 symmetric -> Q/DQ with an INT8 zero point 0 (scale amax / 127;
+// a static scale gets Clip(+-127 scale) first: QuantLab's codes stop at -127, QuantizeLinear's
+// at -128); fp8 -> Q/DQ with a FLOAT8 zero point 0 (scale amax / 448 or / 57344; saturating). Static scales
 // are the calibrated amax's; dynamic ones are computed in the graph from ReduceMax(Abs(x)) as
 // QuantLab computes them per batch. A layer without an enabled weight quantizer is a float32
 // MatMul. Anything else (NVFP4, MX, GGUF, NF4, LLM.int8, per-token or block inputs, online
