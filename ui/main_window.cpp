@@ -396,7 +396,11 @@ void MainWindow::createStatusBar(const RuntimeInfo& runtime) {
                              : blasTarget.contains(QLatin1String("mkl"), Qt::CaseInsensitive)    ? QStringLiteral("MKL")
                              : QFileInfo(blasPath).fileName().isEmpty()                          ? blasPath
                                                                                                  : QFileInfo(blasPath).fileName();
-    QLabel* blas = add(tr("BLAS: %1").arg(blasName), blasTarget.isEmpty() || blasTarget == blasPath ? blasPath : blasPath + QStringLiteral(" → ") + blasTarget,
+    // How it runs in parallel: OpenMP shares LibTorch's thread pool; pthreads spins beside it.
+    const QString blasThreads = runtime.blas_threads == "openmp"     ? QStringLiteral(" (OpenMP)")
+                                : runtime.blas_threads == "pthreads" ? QStringLiteral(" (pthreads)")
+                                                                     : QString();
+    QLabel* blas = add(tr("BLAS: %1").arg(blasName + blasThreads), blasTarget.isEmpty() || blasTarget == blasPath ? blasPath : blasPath + QStringLiteral(" → ") + blasTarget,
                        QStringLiteral("statusBlas"));
     if (runtime.reference_blas) {
         blas->setText(tr("BLAS: reference (slow)"));

@@ -4,8 +4,11 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <malloc.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -31,6 +34,33 @@ std::string blas_config() {
     auto* get = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
     const char* text = get ? get() : nullptr;
     return text ? std::string(text) : std::string();
+}
+
+// openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+std::string blas_threads() {
+    using GetParallel = int (*)();
+    auto* get = reinterpret_cast<GetParallel>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+    if (!get) return "";
+    switch (get()) {
+        case 0: return "sequential";
+        case 1: return "pthreads";
+        case 2: return "openmp";
+        default: return "";
+    }
+}
+
+bool user_set_malloc_tunables() {
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    return (tunables && std::strstr(tunables, "glibc.malloc.")) || std::getenv("MALLOC_MMAP_THRESHOLD_") ||
+           std::getenv("MALLOC_TRIM_THRESHOLD_");
+}
+
+// See initialise_engine_runtime(): large activations reused from the heap, not re-faulted.
+bool tune_malloc_for_activations() {
+    if (user_set_malloc_tunables()) return false;
+    constexpr int kHeapBlocksUpTo = 128 << 20;   // bytes; larger blocks are still mmap()ed
+    constexpr int kFreedHeapKept = 256 << 20;    // bytes of free heap top kept before trimming
+    return mallopt(M_MMAP_THRESHOLD, kHeapBlocksUpTo) == 1 && mallopt(M_TRIM_THRESHOLD, kFreedHeapKept) == 1;
 }
 
 std::string cpu_model() {
@@ -71,6 +101,8 @@ RuntimeInfo initialise_engine_runtime() {
         r.threads = at::get_num_threads();
         r.blas = blas_library();
         r.blas_config = blas_config();
+        r.blas_threads = blas_threads();
+        r.malloc_tuned = tune_malloc_for_activations();
         r.cpu_model = cpu_model();
         r.hardware_threads = static_cast<int>(hw);
         // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.

@@ -11,6 +11,9 @@ struct RuntimeInfo {
     std::string blas;            // the BLAS library libblas.so.3 resolves to
     std::string blas_config;     // OpenBLAS's openblas_get_config() ("OpenBLAS 0.3.21 ... Zen ..."), or ""
     bool reference_blas = false; // true when it is the slow reference BLAS
+    std::string blas_threads;    // how OpenBLAS runs in parallel: "openmp" (LibTorch's libgomp pool),
+                                 // "pthreads" (a pool of its own), "sequential", or "" (not OpenBLAS)
+    bool malloc_tuned = false;   // the allocator keeps large freed blocks for reuse (see below)
     std::string torch_version;
     bool cuda_kernels = false;   // built with the CUDA kernels
     std::string quantlab_version;
@@ -18,8 +21,14 @@ struct RuntimeInfo {
     int hardware_threads = 0;    // std::thread::hardware_concurrency()
 };
 
-// Sets the thread count to the hardware threads (Debian's LibTorch starts with 1) and checks
-// the BLAS. Call once at startup; returns what it found. Safe to call again.
+// Sets the thread count to the hardware threads (Debian's LibTorch starts with 1), checks the
+// BLAS and tunes glibc's allocator: blocks up to 128 MiB come from the heap instead of fresh
+// mmap()s and up to 256 MiB of freed heap is kept. A forward allocates and frees the same large
+// activations again and again; from fresh mappings each costs a page fault per 4 KiB (the real
+// SmolLM2's 512-token forward: +26 % tokens/s with this; docs/BENCHMARKS.md). Left alone when
+// the user set glibc's malloc tunables (GLIBC_TUNABLES glibc.malloc.*, MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_). Call once at startup, before the large allocations; returns what it
+// found. Safe to call again.
 RuntimeInfo initialise_engine_runtime();
 
 // Gives the calling thread (a GUI worker running engine jobs) the same intra-op thread count as

@@ -15,14 +15,10 @@
 #include "engine/data/idx_file.h"
 #include "engine/data/token_file.h"
 #include "engine/io/npy_file.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-data-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);
@@ -165,7 +161,7 @@ TEST(Dataset, DrawnRowsAreASeededSubsetInOrder) {
 }
 
 TEST(Dataset, TokenFilesNpyAndNanoGptBin) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("data");
     // .npy uint16 stream, int32 2-D sequences, and a raw uint16 .bin as nanoGPT writes it.
     NdArray stream = NdArray::zeros(DType::UInt16, {33});
     for (int i = 0; i < 33; ++i) stream.as<uint16_t>()[i] = static_cast<uint16_t>(i * 3);
@@ -202,7 +198,7 @@ TEST(Dataset, TokenFilesNpyAndNanoGptBin) {
 }
 
 TEST(Dataset, TextFilesAndFoldersThroughTheModelsEncoder) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("data");
     std::filesystem::create_directories(dir + "/corpus/sub");
     write_bytes(dir + "/corpus/b.txt", "bbbb");
     write_bytes(dir + "/corpus/a.txt", "aaaa");
@@ -230,7 +226,7 @@ TEST(Dataset, TextFilesAndFoldersThroughTheModelsEncoder) {
 }
 
 TEST(Dataset, IdxImagesWithTheirLabels) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("data");
     IdxArray images, labels;
     images.dims = {10, 4, 4};
     for (int i = 0; i < 160; ++i) images.data.push_back(static_cast<uint8_t>(i % 256));

@@ -13,7 +13,7 @@
 namespace ql::experiments {
 namespace {
 
-const std::string kBert = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/bert";
+const std::string kTinyBert = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/bert";
 
 std::string recipes_error(const std::string& text) {
     try {
@@ -58,9 +58,9 @@ TEST(ExperimentRecipeCheck, AGroupSizeTheDemoCannotTakeIsRefusedBeforeAnyRun) {
 TEST(ExperimentRecipeCheck, AnMlpOnlyRecipeOnABertEncoderIsRefusedForItsCell) {
     // The failure the MiniLM bits-frontier met at run 3: *mlp* names a decoder's modules.
     const std::string e = recipes_error(R"({"quantlab_experiment": 1, "name": "r",
-      "base": {"model": ")" + kBert + R"(", "method": "ptq", "data": "/s.txt"},
+      "base": {"model": ")" + kTinyBert + R"(", "method": "ptq", "data": "/s.txt"},
       "grid": {"recipe": ["FP8_DEFAULT", "NVFP4_MLP_ONLY"]}, "metrics": ["cosine_mean"]})");
-    EXPECT_NE(e.find("cell recipe=NVFP4_MLP_ONLY: recipe NVFP4_MLP_ONLY (grid.recipe (NVFP4_MLP_ONLY)) does not fit the model " + kBert),
+    EXPECT_NE(e.find("cell recipe=NVFP4_MLP_ONLY: recipe NVFP4_MLP_ONLY (grid.recipe (NVFP4_MLP_ONLY)) does not fit the model " + kTinyBert),
               std::string::npos)
         << e;
     EXPECT_NE(e.find("*mlp*"), std::string::npos) << e;
@@ -69,7 +69,7 @@ TEST(ExperimentRecipeCheck, AnMlpOnlyRecipeOnABertEncoderIsRefusedForItsCell) {
 
 TEST(ExperimentRecipeCheck, AMixedCellsMenuEntriesAreCheckedToo) {
     const std::string e = recipes_error(R"({"quantlab_experiment": 1, "name": "r",
-      "base": {"model": ")" + kBert + R"(", "method": "mixed", "bits": 12, "data": "/s.txt"},
+      "base": {"model": ")" + kTinyBert + R"(", "method": "mixed", "bits": 12, "data": "/s.txt"},
       "grid": {"menu": [["NVFP4", "BF16"], ["NVFP4_MLP_ONLY", "BF16"]]}, "metrics": ["cosine_mean"]})");
     EXPECT_NE(e.find("recipe NVFP4_MLP_ONLY (grid.menu"), std::string::npos) << e;
     EXPECT_NE(e.find("entry NVFP4_MLP_ONLY"), std::string::npos) << e;
@@ -79,7 +79,7 @@ TEST(ExperimentRecipeCheck, AMixedCellsMenuEntriesAreCheckedToo) {
 TEST(ExperimentRecipeCheck, EveryTemplateFitsTheDemoAndTheTinyBertTakesAllButGroupsOf64) {
     for (const std::string& name : experiment_template_names()) EXPECT_NO_THROW(check_experiment_recipes(load_experiment(name))) << name;
     ExperimentOverrides o;
-    o.model = kBert;
+    o.model = kTinyBert;
     o.encoder = true;
     o.data = "/data/sentences.txt";
     for (const char* name : {"qad-vs-qat", "bits-frontier"}) EXPECT_NO_THROW(check_experiment_recipes(load_experiment(name, o))) << name;

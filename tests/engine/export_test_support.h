@@ -6,7 +6,6 @@
 
 #include <ATen/Functions.h>
 #include <c10/core/InferenceMode.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -16,17 +15,13 @@
 #include "engine/ptq/ptq_pipeline.h"
 #include "engine/quant/quantized_model.h"
 #include "engine/quant/recipe.h"
+#include "tests/temp_folder.h"
 
 namespace ql::test {
 
 inline const std::string& tiny_llama() {
     static const std::string path = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
     return path;
-}
-
-inline std::string temp_dir(const char* tag) {
-    std::string tmpl = std::string("/tmp/quantlab-") + tag + "-XXXXXX";
-    return mkdtemp(tmpl.data());
 }
 
 // `samples` random-token training sequences of `sequence_length` tokens for `m`.

@@ -26,7 +26,7 @@ namespace {
 using test::quantize_tiny;
 using test::recipe;
 
-std::string shared(const std::string& r) { return r.substr(0, r.size() - 1) + R"(, "share_fused_scales": true})"; }
+std::string with_shared_fused_scales(const std::string& r) { return r.substr(0, r.size() - 1) + R"(, "share_fused_scales": true})"; }
 
 float amax_of(const at::Tensor& w) { return w.abs().max().item<float>(); }
 
@@ -45,7 +45,7 @@ TEST(FusedLayers, QkvAndGateUpOfEachBlockAndBertsQueryKeyValue) {
 }
 
 TEST(FusedScales, PtqGivesEachFusedGroupOneGlobalScaleAndOneInputAmax) {
-    test::QuantizedTiny on = quantize_tiny(shared(recipe("max", R"({"format": "nvfp4"})", R"({"format": "nvfp4"})")));
+    test::QuantizedTiny on = quantize_tiny(with_shared_fused_scales(recipe("max", R"({"format": "nvfp4"})", R"({"format": "nvfp4"})")));
     test::QuantizedTiny off = quantize_tiny(recipe("max", R"({"format": "nvfp4"})", R"({"format": "nvfp4"})"));
     const std::string p = "model.layers.0.self_attn.";
     float group_amax = 0;
@@ -68,18 +68,18 @@ TEST(FusedScales, PtqGivesEachFusedGroupOneGlobalScaleAndOneInputAmax) {
 }
 
 TEST(FusedScales, PerChannelAndGroupFormatsHaveNoScaleToShare) {
-    test::QuantizedTiny m = quantize_tiny(shared(recipe("max", R"({"format": "int4", "granularity": "group", "group_size": 32})")));
+    test::QuantizedTiny m = quantize_tiny(with_shared_fused_scales(recipe("max", R"({"format": "int4", "granularity": "group", "group_size": 32})")));
     EXPECT_TRUE(m.q->shared_weight_groups().empty());
     EXPECT_TRUE(std::isnan(m.q->find("model.layers.0.self_attn.q_proj")->weight_spec().fixed_amax));
     // FP8 per tensor shares its weight scale.
-    test::QuantizedTiny f = quantize_tiny(shared(recipe("max", R"({"format": "fp8_e4m3"})", R"({"format": "fp8_e4m3"})")));
+    test::QuantizedTiny f = quantize_tiny(with_shared_fused_scales(recipe("max", R"({"format": "fp8_e4m3"})", R"({"format": "fp8_e4m3"})")));
     EXPECT_EQ(f.q->shared_weight_groups().size(), 4u);
     EXPECT_EQ(f.q->find("model.layers.1.mlp.gate_proj")->encode_weight().scales.as<float>()[0],
               f.q->find("model.layers.1.mlp.up_proj")->encode_weight().scales.as<float>()[0]);
 }
 
 TEST(FusedScales, TheSharedAmaxFollowsASiblingsWeightChange) {
-    test::QuantizedTiny m = quantize_tiny(shared(recipe("max", R"({"format": "nvfp4"})")));
+    test::QuantizedTiny m = quantize_tiny(with_shared_fused_scales(recipe("max", R"({"format": "nvfp4"})")));
     const std::string p = "model.layers.0.self_attn.";
     LayerQuantizer& q = *m.q->find(p + "q_proj");
     LayerQuantizer& k = *m.q->find(p + "k_proj");
@@ -128,7 +128,7 @@ TEST(FusedScales, QadStepsKeepTheGroupsGlobalScaleShared) {
 TEST(FusedScales, RecipeOptionRoundTripsAndIsOnInTheNvfp4AndFp8Presets) {
     for (const char* name : {"NVFP4_DEFAULT", "NVFP4_MLP_ONLY", "FP8_DEFAULT"}) EXPECT_TRUE(load_recipe(name).share_fused_scales) << name;
     EXPECT_FALSE(load_recipe("INT4_AWQ").share_fused_scales);
-    const Recipe r = parse_recipe(shared(recipe("max", R"({"format": "nvfp4"})")), "t");
+    const Recipe r = parse_recipe(with_shared_fused_scales(recipe("max", R"({"format": "nvfp4"})")), "t");
     EXPECT_TRUE(parse_recipe(recipe_to_json(r), "again").share_fused_scales);
     EXPECT_NE(test::user_error_text([] { parse_recipe(R"({"quant_cfg": [], "share_fused_scales": 1})", "r.json"); })
                   .find("r.json: share_fused_scales: expected true or false"),

@@ -19,20 +19,16 @@
 #include "engine/models/model_config.h"
 #include "tests/engine/user_error_text.h"
 #include "tests/peer_paths.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
 using test::user_error_text;
-const std::string kData = QUANTLAB_TEST_DATA_DIR;
+const std::string kBertTestData = QUANTLAB_TEST_DATA_DIR;
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-gguf-bert-XXXXXX";
-    return mkdtemp(tmpl);
-}
-
-GgufExportResult export_to(const std::string& model, const std::string& out, const std::string& type) {
+GgufExportResult export_bert_to(const std::string& model, const std::string& out, const std::string& type) {
     NullJobSink sink;
     CancellationToken cancel;
     GgufExportOptions o;
@@ -48,7 +44,7 @@ const GgufValue& value(const GgufFile& f, const std::string& key) {
 }
 
 // A copy of `src` with its metadata edited and tensors optionally dropped.
-void rewrite(const std::string& src, const std::string& dst, const std::function<void(GgufMetadata&)>& edit,
+void rewrite_gguf(const std::string& src, const std::string& dst, const std::function<void(GgufMetadata&)>& edit,
              const std::string& drop_tensor = "") {
     const GgufFile f = GgufFile::open(src);
     GgufMetadata md = f.metadata();
@@ -97,9 +93,9 @@ TEST(GgufBert, TensorNamesAreConvertHfToGgufs) {
 // The values below are what convert_hf_to_gguf.py (llama-cpp-python 0.3.36's llama.cpp) writes
 // for all-MiniLM-L6-v2; scripts/check-gguf-bert compares every key and tensor of the two files.
 TEST(GgufBert, MiniLmMetadataAndVocabularyAreConvertHfToGgufs) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-bert");
     const std::string file = dir + "/minilm.gguf";
-    const GgufExportResult r = export_to(test::minilm_dir(), file, "f32");
+    const GgufExportResult r = export_bert_to(test::minilm_dir(), file, "f32");
     EXPECT_EQ(r.architecture, "bert");
     EXPECT_EQ(r.tensors.size(), 101u);  // 5 embedding tensors + 6 blocks x 16
     const GgufFile f = GgufFile::open(file);
@@ -143,9 +139,9 @@ TEST(GgufBert, MiniLmMetadataAndVocabularyAreConvertHfToGgufs) {
 }
 
 TEST(GgufBert, F32FileReadsBackAsTheSameSentenceEncoder) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-bert");
     const std::string file = dir + "/minilm.gguf";
-    export_to(test::minilm_dir(), file, "f32");
+    export_bert_to(test::minilm_dir(), file, "f32");
     const OpenedModel hf = open_model(test::minilm_dir());
     const OpenedModel g = open_model(file);
     ASSERT_TRUE(g.gguf);
@@ -182,14 +178,14 @@ TEST(GgufBert, F32FileReadsBackAsTheSameSentenceEncoder) {
 }
 
 TEST(GgufBert, LyingBertFilesAreUserErrorsNamingFileAndField) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-bert");
     const std::string good = dir + "/good.gguf";
-    export_to(kData + "/models/bert", good, "q8_0");  // the tiny BERT (placeholder tokens)
+    export_bert_to(kBertTestData + "/models/bert", good, "q8_0");  // the tiny BERT (placeholder tokens)
     EXPECT_NO_THROW(open_model(good));
     const std::string bad = dir + "/bad.gguf";
     auto load = [&]() { return user_error_text([&] { open_model(bad); }); };
     auto set = [&](const std::string& key, const GgufValue& v) {
-        rewrite(good, bad, [&](GgufMetadata& md) {
+        rewrite_gguf(good, bad, [&](GgufMetadata& md) {
             bool found = false;
             for (auto& [k, old] : md)
                 if (k == key) old = v, found = true;
@@ -204,7 +200,7 @@ TEST(GgufBert, LyingBertFilesAreUserErrorsNamingFileAndField) {
     EXPECT_NE(load().find(bad + ": metadata 'tokenizer.ggml.token_type_count': differs"), std::string::npos) << load();
     set("bert.attention.head_count", GgufValue::u32(5));
     EXPECT_NE(load().find(bad + ": metadata 'bert.attention.head_count'"), std::string::npos) << load();
-    rewrite(good, bad, [](GgufMetadata&) {}, "token_types.weight");
+    rewrite_gguf(good, bad, [](GgufMetadata&) {}, "token_types.weight");
     EXPECT_NE(load().find(bad + ": tensor 'token_types.weight' is missing"), std::string::npos) << load();
     fs::remove_all(dir);
 }

@@ -21,6 +21,7 @@
 #include "engine/quant/quantized_checkpoint.h"
 #include "engine/quant/recipe.h"
 #include "engine/text/tokenizer.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
@@ -29,11 +30,6 @@ namespace fs = std::filesystem;
 const std::string kData = QUANTLAB_TEST_DATA_DIR;
 const std::string kLlama = kData + "/models/llama";
 const std::string kGpt2 = kData + "/models/gpt2";
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-gguf-export-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 at::Tensor as_tensor(const std::vector<float>& v, std::vector<int64_t> shape) {
     return at::tensor(at::ArrayRef<float>(v)).reshape(shape);
@@ -101,7 +97,7 @@ TEST(GgufNames, HfNamesMapToLlamaCppNames) {
 }
 
 TEST(GgufExport, LlamaQ8_0HoldsMetadataNamesAndQuantLabsQuantizedValues) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-export");
     const GgufExportResult r = run(kLlama, dir + "/m.gguf", "q8_0");
     EXPECT_EQ(r.architecture, "llama");
     EXPECT_EQ(r.tokenizer_source, "placeholder");
@@ -145,7 +141,7 @@ TEST(GgufExport, LlamaQ8_0HoldsMetadataNamesAndQuantLabsQuantizedValues) {
 }
 
 TEST(GgufExport, Gpt2UsesLlamaCppNamesAndOutInLayout) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-export");
     const GgufExportResult r = run(kGpt2, dir + "/g.gguf", "f32");
     EXPECT_EQ(r.architecture, "gpt2");
     const GgufFile f = GgufFile::open(dir + "/g.gguf");
@@ -168,7 +164,7 @@ TEST(GgufExport, Gpt2UsesLlamaCppNamesAndOutInLayout) {
 }
 
 TEST(GgufExport, CheckpointInAGgufFormatGivesIdenticalValues) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-export");
     for (const std::string fmt : {"q4_0", "mxfp4"}) {
         OpenedModel m = open_model(kLlama);
         QuantizedModel q(*m.model, parse_recipe(R"({"algorithm": "max", "quant_cfg": [
@@ -199,7 +195,7 @@ TEST(GgufExport, CheckpointInAGgufFormatGivesIdenticalValues) {
 }
 
 TEST(GgufExport, RefusesOverwriteUnknownTypesAndCancelsWithoutAFile) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-export");
     std::ofstream(dir + "/x.gguf") << "keep";
     EXPECT_THROW(run(kLlama, dir + "/x.gguf", "q4_0"), UserError);
     EXPECT_THROW(run(kLlama, dir + "/y.gguf", "q9_k"), UserError);

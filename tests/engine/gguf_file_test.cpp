@@ -20,16 +20,12 @@
 #include "kernels/gguf_blocks.h"
 #include "kernels/half_precision.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-gguf-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 GgufMetadata every_type() {
     GgufMetadata md;
@@ -61,7 +57,7 @@ std::vector<float> ramp(int64_t n, float scale = 0.01f) {
 }
 
 TEST(GgufFile, RoundTripsEveryMetadataTypeAndEveryTensorType) {
-    const std::string path = temp_dir() + "/m.gguf";
+    const std::string path = test::temp_dir("gguf") + "/m.gguf";
     const GgufMetadata md = every_type();
     const std::vector<GgmlType> types = {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0,
                                          GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::MXFP4};
@@ -114,7 +110,7 @@ TEST(GgufFile, RoundTripsEveryMetadataTypeAndEveryTensorType) {
 }
 
 TEST(GgufFile, HeaderBytesAreTheGgufV3LayoutAndDataIsAligned) {
-    const std::string path = temp_dir() + "/h.gguf";
+    const std::string path = test::temp_dir("gguf") + "/h.gguf";
     GgufWriter w(path, false);
     w.add_metadata("general.architecture", GgufValue::string("llama"));
     w.add_tensor("w", {2}, GgmlType::F32);
@@ -144,7 +140,7 @@ TEST(GgufFile, HeaderBytesAreTheGgufV3LayoutAndDataIsAligned) {
 }
 
 TEST(GgufFile, CustomAlignmentPlacesEveryTensorOnIt) {
-    const std::string path = temp_dir() + "/a.gguf";
+    const std::string path = test::temp_dir("gguf") + "/a.gguf";
     GgufWriter w(path, false);
     w.add_metadata("general.alignment", GgufValue::u32(64));
     w.add_tensor("a", {3}, GgmlType::F32);
@@ -156,7 +152,7 @@ TEST(GgufFile, CustomAlignmentPlacesEveryTensorOnIt) {
     EXPECT_EQ(f.alignment(), 64u);
     EXPECT_EQ(f.data_offset() % 64, 0u);
     EXPECT_EQ(f.tensor("b").offset, 64u);
-    EXPECT_THROW(GgufWriter(temp_dir() + "/x.gguf", false).add_metadata("general.alignment", GgufValue::u32(48)), UserError);
+    EXPECT_THROW(GgufWriter(test::temp_dir("gguf") + "/x.gguf", false).add_metadata("general.alignment", GgufValue::u32(48)), UserError);
 }
 
 // Known inputs -> the bytes ggml writes (EXPORT.md section 2 / FORMATS.md "GGUF blocks"),
@@ -220,7 +216,7 @@ TEST(GgufFile, TensorTypesHaveTheGgmlByteLayouts) {
 }
 
 std::string small_file() {
-    const std::string path = temp_dir() + "/s.gguf";
+    const std::string path = test::temp_dir("gguf") + "/s.gguf";
     GgufWriter w(path, false);
     w.add_metadata("k", GgufValue::string_array({"x", "y"}));
     w.add_metadata("n", GgufValue::u32(5));
@@ -311,7 +307,7 @@ TEST(GgufFile, BadFilesAreUserErrorsNamingTheFileAndField) {
 }
 
 TEST(GgufFile, WriterRefusesOverwriteWithoutForceAndBadDeclarations) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf");
     const std::string path = dir + "/x.gguf";
     std::ofstream(path) << "keep";
     EXPECT_THROW(GgufWriter(path, false), UserError);
@@ -332,7 +328,7 @@ TEST(GgufFile, WriterRefusesOverwriteWithoutForceAndBadDeclarations) {
 }
 
 TEST(GgufFile, UnwritableFolderIsAUserErrorNamingThePath) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf");
     chmod(dir.c_str(), 0555);
     // Root ignores folder permissions: try as an unprivileged user in a child process.
     const pid_t pid = fork();
@@ -370,7 +366,7 @@ TEST(GgufFile, ScalarSizesAreTheGgufSpecsAndZeroForStringsAndArrays) {
 }
 
 TEST(GgufFile, OpeningAFolderOrAMissingFileNamesThePath) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf");
     EXPECT_EQ(test::user_error_text([&] { GgufFile::open(dir); }), dir + ": not a regular file");
     EXPECT_EQ(test::user_error_text([&] { GgufFile::open(dir + "/none.gguf"); }),
               dir + "/none.gguf: cannot open: No such file or directory");
@@ -379,7 +375,7 @@ TEST(GgufFile, OpeningAFolderOrAMissingFileNamesThePath) {
 
 TEST(GgufFile, FullDiskErrorNamesThePathAndLeavesNoFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf");
     const std::vector<uint8_t> big(1 << 20, 1);
     const std::string msg = test::user_error_text_with_file_size_limit(64 * 1024, [&] {
         GgufWriter w(dir + "/big.gguf", false);

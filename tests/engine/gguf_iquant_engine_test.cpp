@@ -19,6 +19,7 @@
 #include "kernels/gguf_blocks.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/engine/format_test_values.h"
 
 namespace ql {
 namespace {
@@ -37,25 +38,14 @@ const IFormat kFormats[] = {
     {"gguf_iq1_m", GgmlType::IQ1_M, 56, 6, false},    {"gguf_tq1_0", GgmlType::TQ1_0, 54, 3, false},
     {"gguf_tq2_0", GgmlType::TQ2_0, 66, 3, false}};
 
-std::vector<float> normal_values(int64_t n, uint32_t seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, scale);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
 std::vector<float> ramp_importance(int64_t n) {
     std::vector<float> w(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) w[static_cast<size_t>(i)] = 0.25f + static_cast<float>(i % 13);
     return w;
 }
 
-QuantSpec spec_of(const std::string& format, const std::vector<int64_t>& shape) {
-    QuantOptions o;
-    o.format = format;
-    return resolve_spec(o, shape);
-}
+using test::normal_values;
+using test::spec_of;
 
 TEST(GgufIQuantFormats, CatalogListsEveryTypeWithLlamaCppsSizes) {
     for (const IFormat& k : kFormats) {

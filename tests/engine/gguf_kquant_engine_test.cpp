@@ -27,6 +27,7 @@
 #include "kernels/gguf_blocks.h"
 #include "tests/engine/export_test_support.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/engine/format_test_values.h"
 
 namespace ql {
 namespace {
@@ -40,19 +41,8 @@ namespace {
 
 const char* const kKFormats[] = {"gguf_q2_k", "gguf_q3_k", "gguf_q4_k", "gguf_q5_k", "gguf_q6_k", "gguf_iq4_nl", "gguf_iq4_xs"};
 
-std::vector<float> normal_values(int64_t n, uint32_t seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, scale);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
-QuantSpec spec_of(const std::string& format, const std::vector<int64_t>& shape) {
-    QuantOptions o;
-    o.format = format;
-    return resolve_spec(o, shape);
-}
+using test::normal_values;
+using test::spec_of;
 
 TEST(GgufKQuantFormats, CatalogHasLlamaCppsLayouts) {
     struct Expect {

@@ -39,7 +39,7 @@ GgufExportOptions type(const std::string& t) {
     return o;
 }
 
-at::Tensor read_tensor(const GgufFile& f, const std::string& name) {
+at::Tensor read_mix_tensor(const GgufFile& f, const std::string& name) {
     const GgufTensorInfo& t = f.tensor(name);
     const std::vector<float> v = f.dequantize(t);
     return at::tensor(at::ArrayRef<float>(v)).reshape(std::vector<int64_t>(t.ne.rbegin(), t.ne.rend()));
@@ -108,11 +108,11 @@ TEST(GgufMixExport, FloatWeightsGoThroughF16AsLlamaQuantizeReadsThem) {
     QuantOptions q8;
     q8.format = "gguf_q8_0";
     const at::Tensor w = p["model.layers.1.mlp.up_proj.weight"];
-    EXPECT_TRUE(at::equal(read_tensor(h, "blk.1.ffn_up.weight"), fake_quantize(w.to(at::kHalf).to(at::kFloat), q8)));
-    EXPECT_TRUE(at::equal(read_tensor(s, "blk.1.ffn_up.weight"), fake_quantize(w, q8)));
-    EXPECT_FALSE(at::equal(read_tensor(h, "blk.1.ffn_up.weight"), read_tensor(s, "blk.1.ffn_up.weight")));
+    EXPECT_TRUE(at::equal(read_mix_tensor(h, "blk.1.ffn_up.weight"), fake_quantize(w.to(at::kHalf).to(at::kFloat), q8)));
+    EXPECT_TRUE(at::equal(read_mix_tensor(s, "blk.1.ffn_up.weight"), fake_quantize(w, q8)));
+    EXPECT_FALSE(at::equal(read_mix_tensor(h, "blk.1.ffn_up.weight"), read_mix_tensor(s, "blk.1.ffn_up.weight")));
     // Norms stay F32 and are not rounded.
-    EXPECT_TRUE(at::equal(read_tensor(h, "blk.1.ffn_norm.weight"), p["model.layers.1.post_attention_layernorm.weight"]));
+    EXPECT_TRUE(at::equal(read_mix_tensor(h, "blk.1.ffn_norm.weight"), p["model.layers.1.post_attention_layernorm.weight"]));
     // f16 as the file type: the F16 GGUF convert_hf_to_gguf writes.
     run(test::tiny_llama(), dir + "/f16.gguf", type("f16"));
     const GgufFile f = GgufFile::open(dir + "/f16.gguf");
@@ -226,9 +226,9 @@ TEST(GgufMixExport, PerLayerRecipeFormatsAreWrittenExactlyAsPlanned) {
     for (const auto& w : r.warnings) warned |= w.find("recipe format 'nvfp4' has no GGUF form") != std::string::npos;
     EXPECT_TRUE(warned);
     // The recipe's layers hold QuantLab's quantized values bit for bit.
-    EXPECT_TRUE(at::equal(read_tensor(f, "blk.1.ffn_down.weight"), q.q->find("model.layers.1.mlp.down_proj")->quantized_weight()));
-    EXPECT_TRUE(at::equal(read_tensor(f, "blk.0.ffn_up.weight"), q.q->find("model.layers.0.mlp.up_proj")->quantized_weight()));
-    EXPECT_TRUE(at::equal(gguf_unpermute_rows(read_tensor(f, "blk.0.attn_k.weight"), 4),
+    EXPECT_TRUE(at::equal(read_mix_tensor(f, "blk.1.ffn_down.weight"), q.q->find("model.layers.1.mlp.down_proj")->quantized_weight()));
+    EXPECT_TRUE(at::equal(read_mix_tensor(f, "blk.0.ffn_up.weight"), q.q->find("model.layers.0.mlp.up_proj")->quantized_weight()));
+    EXPECT_TRUE(at::equal(gguf_unpermute_rows(read_mix_tensor(f, "blk.0.attn_k.weight"), 4),
                           q.q->find("model.layers.0.self_attn.k_proj")->quantized_weight()));
     fs::remove_all(dir);
 }

@@ -27,18 +27,14 @@
 #include "engine/loading/model_source.h"
 #include "engine/text/tokenizer.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
 using test::user_error_text;
-const std::string kData = QUANTLAB_TEST_DATA_DIR;
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-gguf-model-XXXXXX";
-    return mkdtemp(tmpl);
-}
+const std::string kModelData = QUANTLAB_TEST_DATA_DIR;
 
 GgufExportResult export_to(const std::string& model, const std::string& out, const std::string& type, const std::string& source = "f32") {
     NullJobSink sink;
@@ -51,7 +47,7 @@ GgufExportResult export_to(const std::string& model, const std::string& out, con
 }
 
 at::Tensor input_ids(const std::string& model) {
-    const NdArray a = read_npy(kData + "/models/" + model + "/input_ids.npy");
+    const NdArray a = read_npy(kModelData + "/models/" + model + "/input_ids.npy");
     std::vector<int64_t> ids(a.as<int64_t>(), a.as<int64_t>() + a.numel());
     return at::tensor(at::ArrayRef<int64_t>(ids)).reshape(a.shape);
 }
@@ -89,7 +85,7 @@ void rewrite(const std::string& src, const std::string& dst,
 std::string llama_with_tokenizer(const std::string& dir, const std::string& tokenizer_folder, int64_t vocab) {
     const std::string folder = dir + "/" + fs::path(tokenizer_folder).filename().string();
     fs::create_directories(folder);
-    std::ifstream in(kData + "/models/llama/config.json");
+    std::ifstream in(kModelData + "/models/llama/config.json");
     std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string key = "\"vocab_size\": 128";
     config.replace(config.find(key), key.size(), "\"vocab_size\": " + std::to_string(vocab));
@@ -101,9 +97,9 @@ std::string llama_with_tokenizer(const std::string& dir, const std::string& toke
 }
 
 TEST(GgufModel, F32FilesGiveTheSameModelForLlamaQwen2AndGpt2) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-model");
     for (const std::string name : {"llama", "qwen2", "gpt2"}) {
-        const std::string src = kData + "/models/" + name;
+        const std::string src = kModelData + "/models/" + name;
         const std::string file = dir + "/" + name + ".gguf";
         export_to(src, file, "f32");
         ASSERT_TRUE(is_gguf_file(file));
@@ -136,10 +132,10 @@ TEST(GgufModel, F32FilesGiveTheSameModelForLlamaQwen2AndGpt2) {
 }
 
 TEST(GgufModel, QuantizedFilesDecodeToTheFormatsValuesAndKeepTheirTypes) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-model");
     const std::string file = dir + "/q8.gguf";
-    export_to(kData + "/models/llama", file, "q8_0");
-    OpenedModel fp = open_model(kData + "/models/llama"), q = open_model(file);
+    export_to(kModelData + "/models/llama", file, "q8_0");
+    OpenedModel fp = open_model(kModelData + "/models/llama"), q = open_model(file);
     QuantOptions q8;
     q8.format = "gguf_q8_0";
     std::map<std::string, at::Tensor> p;
@@ -182,11 +178,11 @@ TEST(GgufModel, QuantizedFilesDecodeToTheFormatsValuesAndKeepTheirTypes) {
 }
 
 TEST(GgufModel, TokenizerFromTheFileEncodesLikeTheOriginal) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-model");
     const std::vector<std::string> texts = {"Hello world, this is QuantLab!", "  spaces\tand\nnew lines 12345 678",
                                             "caf\xC3\xA9 na\xC3\xAFve \xE2\x80\x94 unicode", "don't we'll they're I'm"};
     for (const std::string tok : {"llama3-style", "qwen2-style", "gpt2"}) {
-        const std::string src_tok = kData + "/tokenizers/" + tok;
+        const std::string src_tok = kModelData + "/tokenizers/" + tok;
         const Tokenizer original = Tokenizer::from_file(src_tok + "/tokenizer.json");
         const std::string folder = llama_with_tokenizer(dir, src_tok, static_cast<int64_t>(original.vocab_size()));
         const std::string file = dir + "/" + tok + ".gguf";
@@ -204,10 +200,10 @@ TEST(GgufModel, TokenizerFromTheFileEncodesLikeTheOriginal) {
 }
 
 TEST(GgufModel, DemoVocabularyAndPlaceholderTokensAreRecognised) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-model");
     // The golden Llama has no tokenizer.json: placeholder tokens, no text encoder.
     const std::string file = dir + "/p.gguf";
-    export_to(kData + "/models/llama", file, "f32");
+    export_to(kModelData + "/models/llama", file, "f32");
     const OpenedModel p = open_model(file);
     EXPECT_FALSE(p.is_demo);
     EXPECT_FALSE(p.data.encode_text);
@@ -216,7 +212,7 @@ TEST(GgufModel, DemoVocabularyAndPlaceholderTokensAreRecognised) {
     // The demo's character vocabulary (quantlab.json of a 48-token model), recognised by its tokens.
     const std::string folder = dir + "/demo";
     fs::create_directories(folder);
-    std::ifstream in(kData + "/models/llama/config.json");
+    std::ifstream in(kModelData + "/models/llama/config.json");
     std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     config.replace(config.find("\"vocab_size\": 128"), 17, "\"vocab_size\": 48");
     std::ofstream(folder + "/config.json") << config;
@@ -235,9 +231,9 @@ TEST(GgufModel, DemoVocabularyAndPlaceholderTokensAreRecognised) {
 }
 
 TEST(GgufModel, LyingFilesAreUserErrorsNamingFileAndField) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("gguf-model");
     const std::string good = dir + "/good.gguf";
-    export_to(kData + "/models/llama", good, "q8_0");
+    export_to(kModelData + "/models/llama", good, "q8_0");
     const std::string bad = dir + "/bad.gguf";
     auto load = [&]() { return user_error_text([&] { open_model(bad); }); };
     auto with_metadata = [&](const std::function<void(GgufMetadata&)>& edit) { rewrite(good, bad, edit); };
@@ -335,7 +331,7 @@ TEST(GgufModel, LyingFilesAreUserErrorsNamingFileAndField) {
     EXPECT_NE(load().find("truncated file or wrong offset"), std::string::npos) << load();
     // Llama 3.1 RoPE factors have no ModelConfig form.
     const std::string l3 = dir + "/l3.gguf";
-    export_to(kData + "/models/llama3_gqa", l3, "f32");
+    export_to(kModelData + "/models/llama3_gqa", l3, "f32");
     EXPECT_NE(user_error_text([&] { open_model(l3); }).find("tensor 'rope_freqs.weight'"), std::string::npos);
     fs::remove_all(dir);
 }

@@ -293,7 +293,7 @@ TEST(FormatFit, AFormatThatDoesNotFitReportsWhyAndAnUnknownOneThrows) {
 }
 
 // Remembers what a job reports.
-class RecordingSink : public JobSink {
+class StatsRecordingSink : public JobSink {
 public:
     void progress(int64_t, int64_t, const std::string& phase) override { phases.insert(phase); }
     void layer_metric(const std::string& layer, const std::string& name, double value) override {
@@ -316,7 +316,7 @@ LayerStatsRequest tiny_request() {
 TEST(RunLayerStats, MeasuresEveryLinearLayerOfATinyModelWithTheRecipesFormatFirst) {
     LayerStatsRequest req = tiny_request();
     req.recipe = "NVFP4_DEFAULT";
-    RecordingSink sink;
+    StatsRecordingSink sink;
     CancellationToken cancel;
     const LayerStatsReport r = run_layer_stats(req, sink, cancel);
     ASSERT_EQ(r.layers.size(), 15u);  // 2 blocks x 7 Linear + lm_head

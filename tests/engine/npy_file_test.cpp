@@ -10,14 +10,10 @@
 #include "engine/core/errors.h"
 #include "engine/io/npy_file.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-npy-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 std::string header_npy(const std::string& dict, size_t data_bytes) {
     std::string h = dict;
@@ -34,7 +30,7 @@ std::string header_npy(const std::string& dict, size_t data_bytes) {
 }
 
 TEST(NpyFile, RoundTripsEveryDtypeAndShape) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("npy");
     for (DType d : {DType::Float32, DType::Float16, DType::UInt8, DType::Int8, DType::Int32, DType::Int64}) {
         for (const std::vector<int64_t>& shape : {std::vector<int64_t>{}, {0}, {5}, {2, 3}, {2, 1, 4}}) {
             NdArray a = NdArray::zeros(d, shape);
@@ -84,7 +80,7 @@ TEST(NpyFile, LyingOrBrokenFilesGiveErrorsNamingTheFileAndField) {
     std::string v9 = good;
     v9[6] = 9;
     cases.push_back({v9, "version 9"});
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("npy");
     for (size_t i = 0; i < cases.size(); ++i) {
         const std::string path = dir + "/bad" + std::to_string(i) + ".npy";
         std::ofstream(path, std::ios::binary) << cases[i].bytes;
@@ -129,7 +125,7 @@ TEST(NpyFile, FailedWriteLeavesNoFileUnderTheFinalName) {
         EXPECT_THROW(write_npy("/nonexistent-dir/x.npy", NdArray::from_floats({1}, {1})), UserError);
         return;
     }
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("npy");
     chmod(dir.c_str(), 0500);
     EXPECT_THROW(write_npy(dir + "/x.npy", NdArray::from_floats({1}, {1})), UserError);
     EXPECT_NE(access((dir + "/x.npy").c_str(), F_OK), 0);
@@ -138,7 +134,7 @@ TEST(NpyFile, FailedWriteLeavesNoFileUnderTheFinalName) {
 
 TEST(NpyFile, FullDiskErrorNamesThePathAndRemovesThePartialFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("npy");
     const std::string msg = test::user_error_text_with_file_size_limit(
         4096, [&] { write_npy(dir + "/big.npy", NdArray::zeros(DType::Float32, {100000})); });
     EXPECT_NE(msg.find(dir + "/big.npy"), std::string::npos) << msg;

@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 
 const std::string kLlama = test::tiny_llama();
 
-std::string temp_dir() { return test::temp_dir("ptq"); }
-
 std::string write_recipe(const std::string& dir, const std::string& name, const std::string& json) {
     const std::string path = dir + "/" + name + ".json";
     std::ofstream(path) << json;
@@ -205,7 +203,7 @@ TEST(PtqPipeline, QuantizersSwitchOffPerLayerAtRunTime) {
 }
 
 TEST(PtqCheckpoint, ReloadedCheckpointGivesBitIdenticalOutputs) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("ptq");
     for (const std::string& preset : {"NVFP4_DEFAULT", "INT8_SMOOTHQUANT", "FP8_DEFAULT"}) {
         Quantized m = quantize(load_recipe(preset));
         save_quantized_checkpoint(*m.q, kLlama, dir + "/" + preset, false);
@@ -228,7 +226,7 @@ TEST(PtqCheckpoint, ReloadedCheckpointGivesBitIdenticalOutputs) {
 }
 
 TEST(PtqCheckpoint, ExistingOutputNeedsForceAndDamagedStateIsReported) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("ptq");
     Quantized m = quantize(load_recipe("FP8_DEFAULT"));
     save_quantized_checkpoint(*m.q, kLlama, dir + "/q", false);
     EXPECT_THROW(save_quantized_checkpoint(*m.q, kLlama, dir + "/q", false), UserError);
@@ -258,7 +256,7 @@ TEST(PtqCheckpoint, ExistingOutputNeedsForceAndDamagedStateIsReported) {
 // Calibration from a file: seed 0 calibrates on its first rows, another seed on rows drawn by
 // that seed (the same for the same seed), so an experiment's replicates differ in calibration.
 TEST(PtqApi, ASeedDrawsOtherCalibrationRowsOfAFile) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("ptq");
     {
         std::ofstream bin(dir + "/tokens.bin", std::ios::binary);  // nanoGPT's raw uint16 stream
         for (uint32_t i = 0; i < 64 * 16 + 1; ++i) {
@@ -294,7 +292,7 @@ TEST(PtqApi, ASeedDrawsOtherCalibrationRowsOfAFile) {
 }
 
 TEST(PtqApi, WritesReportsAndChecksEverythingBeforeWorking) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("ptq");
     PtqRequest req;
     req.model = kLlama;
     req.recipe = write_recipe(dir, "int4g32", R"({"algorithm": "gptq", "calibration": {"samples": 16},

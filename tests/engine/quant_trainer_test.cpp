@@ -20,12 +20,13 @@
 #include "engine/quant/quantized_checkpoint.h"
 #include <c10/core/InferenceMode.h>
 #include "tests/engine/user_error_text.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+const std::string kTrainerLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
 
 // Records every metric; optionally cancels the run after a given step's loss.
 struct RecordingSink : JobSink {
@@ -45,7 +46,7 @@ struct Student {
 
 Student calibrated_student(const std::string& recipe) {
     Student s;
-    s.opened = open_model(kLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
+    s.opened = open_model(kTrainerLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
     s.q = std::make_unique<QuantizedModel>(*s.opened.model, load_recipe(recipe));
     DataOptions o;
     o.split = DataSplit::Train;
@@ -64,11 +65,6 @@ QuantTrainingConfig config(const std::string& mode, int64_t steps, double lr = 3
     c.schedule.decay = LrSchedule::Decay::Constant;
     c.config_json = "{\"test\": 1}";
     return c;
-}
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-train-XXXXXX";
-    return mkdtemp(tmpl);
 }
 
 TEST(DistillationLoss, IsZeroForIdenticalLogitsAndMatchesTheDefinition) {
@@ -90,7 +86,7 @@ TEST(DistillationLoss, IsZeroForIdenticalLogitsAndMatchesTheDefinition) {
 
 TEST(QuantTrainer, QadLowersTheKlToTheTeacherAndNeverTouchesTheTeacher) {
     Student s = calibrated_student("NVFP4_DEFAULT");
-    OpenedModel teacher = open_model(kLlama);
+    OpenedModel teacher = open_model(kTrainerLlama);
     std::map<std::string, at::Tensor> before;
     for (const auto& [name, p] : teacher.model->named_parameters()) before[name] = p.clone();
     const TrainingBatches data("synthetic:random-tokens", s.opened.data, 16, 0);
@@ -116,7 +112,7 @@ TEST(QuantTrainer, QadLowersTheKlToTheTeacherAndNeverTouchesTheTeacher) {
 TEST(QuantTrainer, QatLearnsATaskWithFakeQuantizedWeightsAndInputs) {
     Student s = calibrated_student("FP8_DEFAULT");
     // A learnable stream: token t is followed by (t * 5 + 3) mod 128, saved as a token file.
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("train");
     NdArray tokens = NdArray::zeros(DType::Int64, {4096});
     int64_t t = 1;
     for (int64_t i = 0; i < 4096; ++i, t = (t * 5 + 3) % 128) tokens.as<int64_t>()[i] = t;
@@ -133,11 +129,11 @@ TEST(QuantTrainer, QatLearnsATaskWithFakeQuantizedWeightsAndInputs) {
 }
 
 TEST(QuantTrainer, AStoppedRunResumesBitExactly) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("train");
     const TrainingBatches data_a("synthetic:random-tokens", calibrated_student("NVFP4_DEFAULT").opened.data, 8, 5);
     // Uninterrupted.
     Student a = calibrated_student("NVFP4_DEFAULT");
-    OpenedModel teacher = open_model(kLlama);
+    OpenedModel teacher = open_model(kTrainerLlama);
     RecordingSink full;
     CancellationToken never;
     train_quantized(*a.q, teacher.model.get(), data_a, config("qad", 8), nullptr, full, never);
@@ -190,13 +186,13 @@ namespace ql {
 namespace {
 
 TEST(QuantTrainer, LearnedStepSizesTrainAndTheCheckpointKeepsTheirResult) {
-    OpenedModel m = open_model(kLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
+    OpenedModel m = open_model(kTrainerLlama, WeightStorage::Float32Copy);  // trained: owned float32 weights
     QuantizedModel q(*m.model, parse_recipe(R"({"quant_cfg": [
         {"quantizer_name": "*weight_quantizer", "cfg": {"format": "int4", "granularity": "group", "group_size": 32}},
         {"quantizer_name": "*lm_head*", "enable": false}]})",
                                             "int4"));
     const TrainingBatches data("synthetic:random-tokens", m.data, 8, 0);
-    OpenedModel teacher = open_model(kLlama);
+    OpenedModel teacher = open_model(kTrainerLlama);
     QuantTrainingConfig c = config("qad", 6);
     c.learned_scales = true;
     // The steps before training, to see that they moved.
@@ -213,8 +209,8 @@ TEST(QuantTrainer, LearnedStepSizesTrainAndTheCheckpointKeepsTheirResult) {
     const at::Tensor rule = fake_quantize(up.layer().weight.detach(), up.weight_spec());
     EXPECT_FALSE(at::equal(up.quantized_weight(), rule));
     (void)initial;
-    const std::string dir = temp_dir();
-    save_quantized_checkpoint(q, kLlama, dir + "/m", false);
+    const std::string dir = test::temp_dir("train");
+    save_quantized_checkpoint(q, kTrainerLlama, dir + "/m", false);
     OpenedModel back = open_model(dir + "/m");
     const at::Tensor ids = data.batch(100).inputs;
     {

@@ -10,18 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-checkpoint-XXXXXX";
-    return mkdtemp(tmpl);
-}
-
-struct Model {
+struct TensorSet {
     std::vector<std::vector<uint8_t>> data;
     std::vector<SafetensorsWriteEntry> entries;
     void add(const std::string& name, size_t floats) {
@@ -32,8 +28,8 @@ struct Model {
 };
 
 // Sizes in bytes: 400, 400, 1200 (over the 1000 limit: a shard of its own), 400, 400, 0.
-Model six_tensors() {
-    Model m;
+TensorSet six_tensors() {
+    TensorSet m;
     m.add("embed", 100);
     m.add("l0.w", 100);
     m.add("big", 300);
@@ -46,8 +42,8 @@ Model six_tensors() {
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 TEST(SafetensorsCheckpoint, ShardsLikeHuggingFaceAndReadsBack) {
-    const std::string dir = temp_dir() + "/out";  // created by the writer
-    Model m = six_tensors();
+    const std::string dir = test::temp_dir("checkpoint") + "/out";  // created by the writer
+    TensorSet m = six_tensors();
     const auto written = write_safetensors_checkpoint(dir, m.entries, 1000, {{"format", "pt"}});
     // huggingface_hub order: "big" (over the limit) is appended as a shard of its own while
     // [embed, l0.w] is still open; l1.w would tip that one over, so it closes: [big],
@@ -81,8 +77,8 @@ TEST(SafetensorsCheckpoint, ShardsLikeHuggingFaceAndReadsBack) {
 }
 
 TEST(SafetensorsCheckpoint, OneShardIsASingleFileAndStaleFilesAreRemoved) {
-    const std::string dir = temp_dir();
-    Model m = six_tensors();
+    const std::string dir = test::temp_dir("checkpoint");
+    TensorSet m = six_tensors();
     write_safetensors_checkpoint(dir, m.entries, 1000);
     ASSERT_TRUE(fs::exists(dir + "/model-00003-of-00003.safetensors"));
     write_text(dir + "/notes.txt", "kept");
@@ -107,8 +103,8 @@ TEST(SafetensorsCheckpoint, OneShardIsASingleFileAndStaleFilesAreRemoved) {
 }
 
 TEST(SafetensorsCheckpoint, BadEntriesFailBeforeAnythingIsWritten) {
-    const std::string dir = temp_dir();
-    Model m = six_tensors();
+    const std::string dir = test::temp_dir("checkpoint");
+    TensorSet m = six_tensors();
     m.entries.push_back(m.entries[0]);
     EXPECT_THROW(write_safetensors_checkpoint(dir, m.entries, 1000), UserError);
     EXPECT_TRUE(fs::is_empty(dir));
@@ -121,8 +117,8 @@ struct BadIndex {
 };
 
 TEST(SafetensorsCheckpoint, LyingIndexesGiveErrorsNamingTheIndexAndTensor) {
-    const std::string dir = temp_dir();
-    Model m = six_tensors();
+    const std::string dir = test::temp_dir("checkpoint");
+    TensorSet m = six_tensors();
     write_safetensors_checkpoint(dir, m.entries, 1000);
     const std::string s1 = "model-00001-of-00003.safetensors", s2 = "model-00002-of-00003.safetensors",
                       s3 = "model-00003-of-00003.safetensors";
@@ -170,14 +166,14 @@ TEST(SafetensorsCheckpoint, LyingIndexesGiveErrorsNamingTheIndexAndTensor) {
     } catch (const UserError& e) {
         EXPECT_NE(std::string(e.what()).find(dir + "/" + s3 + ": not a valid safetensors file"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(SafetensorsCheckpoint::open(temp_dir()), UserError);  // neither index nor model.safetensors
+    EXPECT_THROW(SafetensorsCheckpoint::open(test::temp_dir("checkpoint")), UserError);  // neither index nor model.safetensors
 }
 
 TEST(SafetensorsCheckpoint, SymlinkedShardsAreFollowed) {
     // The Hugging Face cache links snapshot files to ../../blobs/<hash>.
-    const std::string root = temp_dir();
+    const std::string root = test::temp_dir("checkpoint");
     const std::string blobs = root + "/blobs", snap = root + "/snapshots/abc";
-    Model m = six_tensors();
+    TensorSet m = six_tensors();
     write_safetensors_checkpoint(blobs, m.entries, 1000);
     fs::create_directories(snap);
     for (const auto& e : fs::directory_iterator(blobs))

@@ -10,14 +10,10 @@
 
 #include "engine/core/errors.h"
 #include "tests/engine/user_error_text.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-safetensors-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 std::string u64_le(uint64_t v) {
     std::string s(8, '\0');
@@ -63,7 +59,7 @@ TEST(SafetensorsFile, DtypeNamesAndSizesAreTheReferences) {
 }
 
 TEST(SafetensorsFile, RoundTripsEveryDtypeWithMetadata) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     std::vector<std::vector<uint8_t>> data;
     std::vector<SafetensorsWriteEntry> entries;
     int k = 0;
@@ -147,7 +143,7 @@ TEST(SafetensorsFile, ScalarsEmptyTensorsAndEmptyFiles) {
 }
 
 TEST(SafetensorsFile, ViewsOutliveTheFileObject) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     const auto data = pattern(4096, 3);
     write_safetensors(dir + "/v.safetensors", {{"w", SafetensorsDtype::U8, {4096}, data.data(), data.size()}});
     TensorBytes b;
@@ -169,7 +165,7 @@ TEST(SafetensorsFile, MissingTensorsAndFilesNameThePath) {
         EXPECT_STREQ(e.what(), "some/file.safetensors: no tensor \"nope\"");
     }
     EXPECT_EQ(f.find("nope"), nullptr);
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     EXPECT_THROW(SafetensorsFile::open(dir + "/missing.safetensors"), UserError);
     EXPECT_THROW(SafetensorsFile::open(dir), UserError);  // a directory
 }
@@ -254,7 +250,7 @@ BadFile make_bad(Bad c) {
 }
 
 TEST(SafetensorsFile, CorruptFilesGiveErrorsNamingTheFileAndTensor) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     for (int i = 0; i < static_cast<int>(Bad::Count); ++i) {
         const BadFile bad = make_bad(static_cast<Bad>(i));
         ASSERT_FALSE(bad.expect.empty()) << "case " << i;
@@ -359,7 +355,7 @@ TEST(SafetensorsFile, RandomMultiByteMutationsParseConsistentlyOrThrow) {
 }
 
 TEST(SafetensorsFile, BadWriteEntriesNameThePathAndTensor) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     const float f[2] = {1, 2};
     struct Case {
         std::vector<SafetensorsWriteEntry> entries;
@@ -388,7 +384,7 @@ TEST(SafetensorsFile, BadWriteEntriesNameThePathAndTensor) {
 
 TEST(SafetensorsFile, FullDiskErrorNamesThePathAndLeavesNoFile) {
     // A file-size limit makes write() fail with EFBIG, as a full disk fails with ENOSPC.
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("safetensors");
     const std::vector<uint8_t> big(1 << 20, 1);
     const std::string msg = test::user_error_text_with_file_size_limit(64 * 1024, [&] {
         write_safetensors(dir + "/big.safetensors", {{"w", SafetensorsDtype::U8, {1 << 20}, big.data(), big.size()}});

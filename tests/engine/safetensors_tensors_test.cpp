@@ -9,17 +9,13 @@
 #include <cstring>
 
 #include "engine/core/errors.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-st-tensors-XXXXXX";
-    return mkdtemp(tmpl);
-}
-
 TEST(SafetensorsTensors, RoundTripsEveryLibTorchDtypeZeroCopy) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("st-tensors");
     at::manual_seed(1);
     const std::vector<std::pair<std::string, at::Tensor>> tensors = {
         {"f32", at::randn({3, 5})},
@@ -53,7 +49,7 @@ TEST(SafetensorsTensors, RoundTripsEveryLibTorchDtypeZeroCopy) {
 }
 
 TEST(SafetensorsTensors, TensorsKeepTheMappingAlive) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("st-tensors");
     const at::Tensor w = at::arange(1000, at::kFloat);
     write_safetensors(dir + "/w.safetensors", {{"w", w}});
     at::Tensor view;

@@ -22,17 +22,13 @@
 #include "engine/text/tokenizer.h"
 #include "tests/engine/user_error_text.h"
 #include "tests/peer_paths.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
 
 namespace fs = std::filesystem;
 using test::user_error_text;
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/quantlab-sentences-XXXXXX";
-    return mkdtemp(tmpl);
-}
 
 void write(const std::string& path, const std::string& text) {
     fs::create_directories(fs::path(path).parent_path());
@@ -52,7 +48,7 @@ TEST(SentenceEmbeddingConfig, ReadsTheRealMiniLmFolder) {
 }
 
 TEST(SentenceEmbeddingConfig, AFolderWithoutModulesJsonIsMeanPoolingWithoutNormalisation) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("sentences");
     const SentenceEmbeddingConfig c = read_sentence_embedding_config(dir, 32);
     EXPECT_EQ(c.source, "default");
     EXPECT_EQ(c.pooling_name(), "mean");
@@ -63,7 +59,7 @@ TEST(SentenceEmbeddingConfig, AFolderWithoutModulesJsonIsMeanPoolingWithoutNorma
 
 // modules.json with a Transformer, a Pooling in `pooling` and `extra` modules after it.
 std::string folder_with(const std::string& pooling_config, const std::string& extra = "") {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("sentences");
     write(dir + "/modules.json",
           R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
           R"({"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.sentence_transformer.modules.Pooling"})" +
@@ -172,7 +168,7 @@ TEST(SentencePooling, ModesConcatenateAndNormaliseToUnitLength) {
 }
 
 TEST(SentenceData, LinesDropBlankOnesUnlessKeptAndEndWithoutAnEmptyLine) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("sentences");
     write(dir + "/s.txt", "first line\r\n\n   \nsecond line\nthird");
     const std::vector<SentenceLine> kept = read_sentence_lines(dir + "/s.txt", true);
     ASSERT_EQ(kept.size(), 5u);
@@ -188,7 +184,7 @@ TEST(SentenceData, LinesDropBlankOnesUnlessKeptAndEndWithoutAnEmptyLine) {
 }
 
 TEST(SentenceData, PairsFilesAreRecognisedAndCheckedLineByLine) {
-    const std::string dir = temp_dir();
+    const std::string dir = test::temp_dir("sentences");
     write(dir + "/p.tsv", "# comment\n\nA cat sleeps.\tA cat naps.\t4.5\nA dog.\tThe sea.\t0\n");
     EXPECT_TRUE(is_pairs_file(dir + "/p.tsv"));
     const std::vector<SentencePair> p = read_sentence_pairs(dir + "/p.tsv");
