@@ -25,10 +25,10 @@ struct RuntimeInfo {
 // BLAS and tunes glibc's allocator: blocks up to 128 MiB come from the heap instead of fresh
 // mmap()s and up to 256 MiB of freed heap is kept. A forward allocates and frees the same large
 // activations again and again; from fresh mappings each costs a page fault per 4 KiB (the real
-// SmolLM2's 512-token forward: +26 % tokens/s with this; docs/BENCHMARKS.md). Left alone when
-// the user set glibc's malloc tunables (GLIBC_TUNABLES glibc.malloc.*, MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_). Call once at startup, before the large allocations; returns what it
-// found. Safe to call again.
+// SmolLM2's 512-token forward: 39 k fewer faults, +0-31 % tokens/s in A/Bs; docs/BENCHMARKS.md).
+// Left alone when the user set glibc's malloc tunables (GLIBC_TUNABLES glibc.malloc.*,
+// MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_). Call once at startup, before the large
+// allocations; returns what it found. Safe to call again.
 RuntimeInfo initialise_engine_runtime();
 
 // Gives the calling thread (a GUI worker running engine jobs) the same intra-op thread count as

@@ -180,7 +180,7 @@ TEST(GgufBert, F32FileReadsBackAsTheSameSentenceEncoder) {
 TEST(GgufBert, LyingBertFilesAreUserErrorsNamingFileAndField) {
     const std::string dir = test::temp_dir("gguf-bert");
     const std::string good = dir + "/good.gguf";
-    export_bert_to(kBertTestData + "/models/bert", good, "q8_0");  // the tiny BERT (placeholder tokens)
+    export_bert_to(kBertTestData + "/models/bert", good, "q8_0");  // the tiny BERT: no tokenizer.json, so its GGUF names the tokens <token_N>
     EXPECT_NO_THROW(open_model(good));
     const std::string bad = dir + "/bad.gguf";
     auto load = [&]() { return user_error_text([&] { open_model(bad); }); };
