@@ -154,8 +154,14 @@ void ModelPanel::rebuild() {
             f.setBold(true);
             item->setFont(Format, f);
         }
+        QString tip = format;
+        if (!l.weight_fallback.empty()) {
+            // The recipe asked for a GGUF type whose blocks do not fit these rows.
+            format += tr("  (fallback)");
+            tip += QLatin1Char('\n') + QString::fromStdString(l.weight_fallback);
+        }
         item->setText(Format, format);
-        item->setToolTip(Format, format);
+        item->setToolTip(Format, tip);
         item->setText(Bits, QString::number(l.weight_bits, 'f', 2));
         item->setTextAlignment(Bits, Qt::AlignRight | Qt::AlignVCenter);
     }

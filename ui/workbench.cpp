@@ -275,7 +275,14 @@ void Workbench::replanRecipe() {
 // The pre-flight estimate of a PTQ run with the recipe (engine/core/job_estimate.h): peak memory
 // and time on this machine, beside the recipe's validation, before anything is started.
 void Workbench::estimateRun(int generation, const QString& fits) {
-    const RunSetup setup = m_recipe->setup();
+    RunSetup setup;
+    try {
+        setup = m_recipe->setup();
+    } catch (const std::exception&) {
+        // An incomplete setup (no calibration or training data yet) has nothing to estimate;
+        // Start names what is missing. This runs inside a Qt callback: nothing may escape it.
+        return;
+    }
     if (setup.method != RunSetup::Method::Ptq || setup.calibration.isEmpty()) return;
     PtqRequest req;
     req.model = m_model.toStdString();

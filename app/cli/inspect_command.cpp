@@ -68,7 +68,8 @@ int run(const std::vector<std::string>& args) {
                               {"parameters", l.parameters},
                               {"weight_format", l.weight_format},
                               {"weight_bits", l.weight_bits},
-                              {"weight_quantizer", l.weight_quantizer}});
+                              {"weight_quantizer", l.weight_quantizer},
+                              {"weight_fallback", l.weight_fallback}});
         nlohmann::json j = {{"path", s.path},
                                   {"demo", s.is_demo},
                                   {"architecture", s.config.architecture},

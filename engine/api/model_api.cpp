@@ -44,9 +44,13 @@ LayerSummary layer_summary(const QuantizableLayer& l) {
     return ls;
 }
 
-void describe_quantizers(LayerSummary& ls, const QuantizerSettings& weight, const QuantizerSettings& input,
-                         const QuantSpec& weight_spec, const std::vector<int64_t>& matrix_shape) {
+void describe_quantizers(LayerSummary& ls, const LayerQuantPlan& p) {
+    const QuantizerSettings& weight = p.weight;
+    const QuantizerSettings& input = p.input;
+    const QuantSpec& weight_spec = p.weight_spec;
+    const std::vector<int64_t> matrix_shape = weight_matrix_shape(*p.layer);
     ls.weight_quantizer = describe(weight, false);
+    ls.weight_fallback = p.weight_fallback;
     ls.input_quantizer = describe(input, true);
     if (weight.enabled && weight_spec.info) {
         ls.weight_format = weight.options.format;
@@ -136,7 +140,7 @@ std::vector<LayerSummary> plan_layer_formats(const std::string& model, const std
     std::vector<LayerSummary> out;
     for (const LayerQuantPlan& p : checked_plan(recipe, *m.model)) {
         LayerSummary ls = layer_summary(*p.layer);
-        describe_quantizers(ls, p.weight, p.input, p.weight_spec, weight_matrix_shape(*p.layer));
+        describe_quantizers(ls, p);
         out.push_back(std::move(ls));
     }
     return out;
@@ -179,7 +183,7 @@ ModelSummary inspect_model(const std::string& model) {
     if (m.quantization) {
         for (const LayerQuantPlan& p : plan_recipe(m.quantization->recipe(), *m.model)) {
             LayerSummary ls = layer_summary(*p.layer);
-            describe_quantizers(ls, p.weight, p.input, p.weight_spec, weight_matrix_shape(*p.layer));
+            describe_quantizers(ls, p);
             planned.push_back(std::move(ls));
         }
     }

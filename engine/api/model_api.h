@@ -31,6 +31,10 @@ struct LayerSummary {
     // weight's stored bits per element with its scales (16 when not quantized: BF16 storage).
     std::string weight_quantizer = "off", input_quantizer = "off";
     std::string weight_format;   // the format name, "" when the weight is not quantized
+    // Why weight_format is not the recipe's: a GGUF block type whose blocks do not fit the rows
+    // takes llama.cpp's fallback type ("llama.cpp's fallback for gguf_q6_k: rows of 576 are not
+    // a multiple of 256"); "" otherwise.
+    std::string weight_fallback;
     double weight_bits = 16;
 };
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/io/gguf_file.h"
+#include "engine/io/gguf_shape_fallback.h"
 
 namespace ql {
 
@@ -91,13 +92,6 @@ struct GgufTensorChoice {
 // token_embd / output; Q2_K in Q2_K_S).
 std::vector<GgufTensorChoice> plan_gguf_types(const GgufMixModel& model, const std::vector<GgufMixTensor>& tensors,
                                               const GgufMixOptions& options);
-
-// tensor_type_fallback: the type a tensor with rows of `ncols` gets instead of `target` when
-// ncols is not a multiple of target's block (IQ1_S .. IQ4_XS -> IQ4_NL, Q2_K / Q3_K / TQ1_0 / TQ2_0
-// -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0; F16 when that does not fit either); `target`
-// itself when it fits.
-// Sets `why` when it changes the type.
-GgmlType gguf_shape_fallback(int64_t ncols, GgmlType target, std::string& why);
 
 // llama_model_loader::weight_name_comparer.
 bool gguf_weight_order(const std::string& a, const std::string& b);

@@ -99,6 +99,11 @@ HfLayerFormat hf_format_of(const LayerQuantizer& l) {
         if (ws.granularity != Granularity::Group || ws.asymmetric || has_in) return refuse(what);
         if (weight_matrix_shape(l.layer())[0] % 2 != 0)
             throw UserError("layer " + n + ": W4A16_AWQ packs two output rows per byte; the output dimension must be even");
+        if (const int64_t in = weight_matrix_shape(l.layer())[1]; in % ws.block != 0)
+            throw UserError("layer " + n + ": a W4A16_AWQ checkpoint has no short last group (Model Optimizer's export "
+                            "refuses it too: \"partial blocks are not supported\"); in_features " + std::to_string(in) +
+                            " is not a multiple of the group size " + std::to_string(ws.block) +
+                            " (a group size that divides it, or the ONNX export, keeps this layer)");
         return hf_format_named("W4A16_AWQ", ws.block, n);
     }
     if (wf == "mxfp4") {

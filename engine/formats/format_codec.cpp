@@ -190,10 +190,15 @@ QuantSpec resolve_spec(const QuantOptions& o, const std::vector<int64_t>& shape)
     }
     if (s.granularity == Granularity::Group) {
         s.block = o.group_size > 0 ? o.group_size : f.default_group_size;
+        // A short last group is quantized with its own elements: Model Optimizer pads it with zeros
+        // (TensorQuantizer._setup_for_blockquant) and a zero changes neither a group's amax nor its
+        // range (which always holds 0), so both give the same values. A group longer than the
+        // whole row is per-channel quantization under another name and most likely a mistake.
         const int64_t cols = last_dim(shape);
-        if (cols % s.block != 0)
-            throw UserError("group size " + std::to_string(s.block) + " does not divide the last dimension (" +
-                            std::to_string(cols) + ") of shape " + shape_string(shape));
+        if (cols > 0 && s.block > cols)
+            throw UserError("group size " + std::to_string(s.block) + " is longer than the last dimension (" +
+                            std::to_string(cols) + ") of shape " + shape_string(shape) +
+                            ": use a smaller group or per-channel granularity");
     } else if (fam == "nf4") {
         s.block = o.group_size > 0 ? o.group_size : f.block_size;
     } else if (f.block_size > 0) {

@@ -48,8 +48,9 @@ void set_importance(QuantSpec& spec, std::vector<float> importance, const std::v
                     const std::string& what);
 
 // Checks `options` against a tensor of `shape`; throws UserError naming the option on any
-// problem (unknown format, option that does not apply, group size not dividing the dimension,
-// axis out of range).
+// problem (unknown format, option that does not apply, a group longer than the last dimension,
+// axis out of range). A group size that leaves a short last group is accepted: that group is
+// quantized with its own elements, as Model Optimizer's zero padding of it does.
 QuantSpec resolve_spec(const QuantOptions& options, const std::vector<int64_t>& shape);
 
 // The GGUF kernel type of a gguf_* format name ("gguf_q4_k" -> Q4_K); std::logic_error for

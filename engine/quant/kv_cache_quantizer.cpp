@@ -29,6 +29,11 @@ KvCacheQuantizer::KvCacheQuantizer(AttentionSite& site, const KvCacheSettings& s
         if (settings_.granularity == "group") {
             o.granularity = "group";
             o.group_size = settings_.group_size > 0 ? settings_.group_size : site.head_dim;
+            // Weights accept a short last group (Model Optimizer pads it); a KV cache's groups
+            // tile each head exactly, as the cache layouts and bits_per_element assume.
+            if (site.head_dim % o.group_size != 0)
+                throw UserError(site.name + " KV cache: group size " + std::to_string(o.group_size) +
+                                " does not divide head_dim " + std::to_string(site.head_dim));
         } else if (format_info(settings_.format).family != "nvfp4") {
             o.granularity = "tensor";
         }

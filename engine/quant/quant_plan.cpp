@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/quant/quant_plan.h"
 
+#include <optional>
+
 #include "engine/core/errors.h"
+#include "engine/io/gguf_kernel_types.h"
+#include "engine/io/gguf_shape_fallback.h"
 
 namespace ql {
 namespace {
@@ -15,6 +19,24 @@ QuantSpec resolve_for(const QuantizerSettings& s, const std::vector<int64_t>& sh
     } catch (const UserError& e) {
         throw UserError(source + ": " + what + ": " + e.what());
     }
+}
+
+// A GGUF weight format whose blocks do not fit the rows: the type llama-quantize writes for such
+// a tensor (Q6_K -> Q8_0, Q4_K -> Q5_0, ...), so that the fake quantization is what the file holds.
+// Returns why the format changed, "" when it did not.
+std::string apply_gguf_shape_fallback(QuantizerSettings& s, int64_t cols) {
+    const std::string& format = s.options.format;
+    if (!s.enabled || format.rfind("gguf_", 0) != 0) return "";
+    const std::optional<GgmlType> t = ggml_type_from_name(format.substr(5));
+    if (!t) return "";  // resolve_spec names the unknown format
+    std::string why;
+    const GgmlType r = gguf_shape_fallback(cols, *t, why);
+    if (r == *t) return "";
+    const std::string name = r == GgmlType::F16 ? "fp16" : gguf_format_name(r);
+    why = "llama.cpp's fallback for " + format + ": rows of " + std::to_string(cols) + " are not a multiple of " +
+          std::to_string(ggml_block_size(*t)) + (r == GgmlType::F16 ? " nor of its fallback type's block" : "");
+    s.options.format = name;
+    return why;
 }
 
 }  // namespace
@@ -50,6 +72,7 @@ std::vector<LayerQuantPlan> plan_recipe(const Recipe& recipe, const Model& model
         }
         const std::vector<int64_t> wshape = weight_matrix_shape(*layer);
         const int64_t in = input_features(*layer);
+        p.weight_fallback = apply_gguf_shape_fallback(p.weight, wshape.back());
         p.weight_spec = resolve_for(p.weight, wshape, "layer " + layer->name + " weight quantizer", recipe.source);
         if (p.weight.enabled && p.weight.dynamic)
             throw UserError(recipe.source + ": layer " + layer->name + " weight quantizer: \"dynamic\" applies to input quantizers only");

@@ -21,8 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 // Timings differ from run to run, output paths by construction: everything else must not.
 json without_timings(json j) {
     if (j.is_object()) {

@@ -18,8 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliDoctor, ExportsCarryTheReportAndDoctorExitsOneOnErrors) {
     const std::string dir = make_temp_dir();
     ASSERT_EQ(run_cli({"ptq", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens", "--samples", "8", "--out",

@@ -46,7 +46,7 @@ std::string make_model_folder(const std::string& dir) {
     return model;
 }
 
-json run_json(const std::vector<std::string>& args) {
+json run_hf_json(const std::vector<std::string>& args) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
@@ -58,12 +58,12 @@ TEST(CliEvalHf, TextThroughTheModelsTokenizer) {
     for (int i = 0; i < 10; ++i) text += "the cat sat on the mat\n";
     std::ofstream(dir + "/story.txt") << text;
     // 60 words + <eos> = 61 tokens: 7 windows of 8 predictions.
-    const json j = run_json({"eval", model, "--data", dir + "/story.txt", "--seq-len", "8", "--json"});
+    const json j = run_hf_json({"eval", model, "--data", dir + "/story.txt", "--seq-len", "8", "--json"});
     EXPECT_EQ(j["tokens"], 56);
     EXPECT_EQ(j["examples"], 7);
     EXPECT_TRUE(j["exact_match"].is_null());
     EXPECT_GT(j["ppl"].get<double>(), 1.0);
-    const json v = run_json({"eval", model, "--data", dir + "/story.txt", "--seq-len", "8", "--split", "validation",
+    const json v = run_hf_json({"eval", model, "--data", dir + "/story.txt", "--seq-len", "8", "--split", "validation",
                              "--teacher", model, "--json"});
     EXPECT_EQ(v["examples"], 1);
     EXPECT_NEAR(v["kl"].get<double>(), 0.0, 1e-6);
@@ -76,12 +76,12 @@ TEST(CliEvalHf, TokenFilesAndTheirErrors) {
     NdArray ids = NdArray::zeros(DType::Int64, {4, 17});
     for (int64_t i = 0; i < ids.numel(); ++i) ids.as<int64_t>()[i] = (i * 7) % 128;
     write_npy(dir + "/rows.npy", ids);
-    const json j = run_json({"eval", model, "--data", dir + "/rows.npy", "--json"});
+    const json j = run_hf_json({"eval", model, "--data", dir + "/rows.npy", "--json"});
     EXPECT_EQ(j["tokens"], 4 * 16);
     std::string bin;
     for (int i = 0; i < 65; ++i) bin += std::string{static_cast<char>(i), '\0'};
     std::ofstream(dir + "/train.bin", std::ios::binary) << bin;
-    EXPECT_EQ(run_json({"eval", model, "--data", dir + "/train.bin", "--seq-len", "16", "--json"})["tokens"], 64);
+    EXPECT_EQ(run_hf_json({"eval", model, "--data", dir + "/train.bin", "--seq-len", "16", "--json"})["tokens"], 64);
     ids.as<int64_t>()[5] = 128;
     write_npy(dir + "/bad.npy", ids);
     const CliResult bad = run_cli({"eval", model, "--data", dir + "/bad.npy"});
@@ -95,7 +95,7 @@ TEST(CliEvalHf, TokenFilesAndTheirErrors) {
 
 TEST(CliEvalHf, InspectAnHfFolder) {
     const std::string dir = make_temp_dir(), model = make_model_folder(dir);
-    const json j = run_json({"inspect", model, "--json"});
+    const json j = run_hf_json({"inspect", model, "--json"});
     EXPECT_FALSE(j["demo"].get<bool>());
     EXPECT_EQ(j["config"]["vocab_size"], 128);
     EXPECT_FALSE(j["layers"].empty());

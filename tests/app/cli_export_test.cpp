@@ -18,8 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliExport, HfModeloptReloadsWithTheSameLossAndReportsComeFromTheProjectRun) {
     const std::string dir = make_temp_dir();
     const CliResult ptq = run_cli({"ptq", kLlama, "--recipe", "nvfp4_default", "--calib", "synthetic:random-tokens",

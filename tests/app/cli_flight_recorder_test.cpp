@@ -15,8 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliFlightRecorder, QadRecordsEveryQuantizedLayerIntoTheProject) {
     const std::string dir = make_temp_dir();
     const CliResult r = run_cli({"train", "qad", kLlama, "--recipe", "NVFP4_DEFAULT", "--data", "synthetic:random-tokens",

@@ -17,8 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliGguf, ImatrixCollectsMergesAndShowsStatistics) {
     const std::string dir = make_temp_dir();
     const CliResult a = run_cli({"imatrix", kLlama, "--calib", "synthetic:random-tokens", "--samples", "4", "--seq-len", "16",

@@ -19,8 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliLevers, PtqWithKvCacheAndRotationReportsAndReloads) {
     const std::string dir = make_temp_dir();
     const CliResult r = run_cli({"ptq", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens", "--samples",

@@ -14,6 +14,9 @@
 
 namespace ql::test {
 
+// The golden tiny Llama (tests/data/models/llama), the CLI tests' usual model.
+inline const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
+
 struct CliResult {
     int exit_code = -1;
     std::string out, err;

@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliStats, ReportsEveryLayerAndRecordsStatisticsTheGuiCanReadBack) {
     const std::string dir = make_temp_dir();
     const CliResult r = run_cli({"stats", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens",

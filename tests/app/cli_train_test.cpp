@@ -15,8 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kLlama = std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama";
-
 TEST(CliTrain, QadWritesAQuantizedCheckpointAReportAndAResumableState) {
     const std::string dir = make_temp_dir();
     const std::vector<std::string> args = {"train", "qad", kLlama, "--recipe", "NVFP4_DEFAULT", "--data",

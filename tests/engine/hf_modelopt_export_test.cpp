@@ -134,6 +134,16 @@ TEST(HfModeloptLayout, Int4AwqPacksTwosComplementNibblesAlongTheOutputDimension)
     EXPECT_EQ(reinterpret_cast<const float*>(s.bytes.data())[0], 1.0f);  // group amax 7 / 7
 }
 
+// q_proj has 64 inputs: groups of 48 leave a short last group of 16, which QuantLab quantizes as
+// Model Optimizer does (zero padding) but which W4A16_AWQ's scale layout cannot hold; Model
+// Optimizer's own export refuses it too ("partial blocks are not supported").
+TEST(HfModeloptLayout, Int4AwqRefusesAShortLastGroupNamingTheLayer) {
+    OneLayer one(R"({"format": "int4", "granularity": "group", "group_size": 48})", [](at::Tensor& w) { w[0][0] = 1.0f; });
+    const std::string e = user_error_text([&] { hf_format_of(*one.layer); });
+    EXPECT_NE(e.find(std::string("layer ") + kQProj + ": a W4A16_AWQ checkpoint has no short last group"), std::string::npos) << e;
+    EXPECT_NE(e.find("in_features 64 is not a multiple of the group size 48"), std::string::npos) << e;
+}
+
 TEST(HfModeloptLayout, Mxfp4StoresE8M0ScaleBytes) {
     OneLayer one(R"({"format": "mxfp4"})", [](at::Tensor& w) {
         w[0][0] = 6.0f;

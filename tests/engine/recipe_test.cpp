@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <utility>
 
 #include "engine/core/errors.h"
 #include "engine/models/builtin_models.h"
@@ -128,9 +130,9 @@ TEST(RecipePlan, BadRecipesFailBeforeAnyWorkNamingTheLayer) {
     EXPECT_NE(none.find("r.json: quant_cfg[0].quantizer_name '*mlp.fc9*' matches no quantizer"), std::string::npos) << none;
     // Disable-only entries may match nothing (Model Optimizer's default lists do).
     EXPECT_NO_THROW(plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*router*", "enable": false}]})", "r.json"), *model));
-    // Group size not dividing the input dimension (64 and 96 here).
+    // A group longer than the input dimension (64 and 96 here).
     const std::string group = test::user_error_text([&] { plan_recipe(load_recipe("W4A16_GPTQ"), *model); });
-    EXPECT_NE(group.find("layer model.layers.0.self_attn.q_proj weight quantizer: group size 128 does not divide"),
+    EXPECT_NE(group.find("layer model.layers.0.self_attn.q_proj weight quantizer: group size 128 is longer than the last dimension (64)"),
               std::string::npos)
         << group;
     // A format whose blocks do not apply to a setting.
@@ -157,6 +159,49 @@ TEST(RecipePlan, PlansEveryLinearInForwardOrder) {
     EXPECT_FALSE(plans.back().weight.enabled);
     EXPECT_EQ(plans.front().weight_spec.info->name, "fp8_e4m3");
     EXPECT_EQ(plans.front().input_spec.info->name, "fp8_e4m3");
+}
+
+// Rows the GGUF K-quants' super-blocks of 256 do not tile (the tiny Llama's 64 and 96 inputs;
+// SmolLM2's 576) take the type llama-quantize writes for them, and the plan says so.
+TEST(RecipePlan, GgufBlockTypesThatDoNotFitTheRowsTakeLlamaCppsFallback) {
+    const auto model = tiny_llama();
+    for (const auto& [preset, fallback] : {std::pair<const char*, const char*>{"GGUF_Q4_K", "gguf_q5_0"}, {"GGUF_Q6_K", "gguf_q8_0"}}) {
+        SCOPED_TRACE(preset);
+        const std::vector<LayerQuantPlan> plans = plan_recipe(load_recipe(preset), *model);
+        int quantized = 0;
+        for (const LayerQuantPlan& p : plans) {
+            if (!p.weight.enabled) {
+                EXPECT_TRUE(p.weight_fallback.empty()) << p.layer->name;
+                continue;
+            }
+            ++quantized;
+            EXPECT_EQ(p.weight_spec.info->name, fallback) << p.layer->name;
+            EXPECT_EQ(p.weight.options.format, fallback) << p.layer->name;
+            const std::string cols = std::to_string(p.layer->weight.size(1));
+            std::string from = preset;
+            for (char& c : from) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            EXPECT_EQ(p.weight_fallback, "llama.cpp's fallback for " + from + ": rows of " + cols + " are not a multiple of 256");
+        }
+        EXPECT_EQ(quantized, 14);  // every Linear but lm_head
+    }
+    // A type whose block fits keeps its format and says nothing.
+    for (const LayerQuantPlan& p :
+         plan_recipe(parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*mlp*weight_quantizer", "cfg": {"format": "gguf_q4_0"}}]})", "r.json"), *model)) {
+        EXPECT_TRUE(p.weight_fallback.empty()) << p.weight_fallback;
+        if (p.weight.enabled) EXPECT_EQ(p.weight_spec.info->name, "gguf_q4_0");
+    }
+}
+
+// Groups that leave a short last group plan (Model Optimizer pads that group); the group size stays.
+TEST(RecipePlan, GroupsWithAShortLastGroupArePlanned) {
+    const auto model = tiny_llama();
+    const std::vector<LayerQuantPlan> plans = plan_recipe(
+        parse_recipe(R"({"quant_cfg": [{"quantizer_name": "*weight_quantizer", "cfg": {"format": "int4", "granularity": "group", "group_size": 48}}]})",
+                     "r.json"),
+        *model);
+    ASSERT_FALSE(plans.empty());
+    EXPECT_EQ(plans.front().weight_spec.block, 48);  // 64 inputs: a group of 48 and one of 16
+    EXPECT_EQ(plans.front().weight_spec.granularity, Granularity::Group);
 }
 
 }  // namespace

@@ -269,6 +269,31 @@ TEST_F(WorkbenchTest, WatchesARunThatQuantlabCliWritesInAnotherProcess) {
     }, 120000));
 }
 
+// A model opened without calibration data: the recipe is planned and its fit shown, and the PTQ
+// estimate (which needs the data) is skipped rather than thrown out of a Qt callback (that
+// terminated the GUI on opening a SmolLM2 checkpoint). GGUF_Q4_K on the tiny Llama's 64-wide rows
+// plans llama.cpp's Q5_0 fallback, marked on each layer with the reason in the tooltip.
+TEST_F(WorkbenchTest, ARecipeWithoutCalibrationDataIsPlannedAndKThatDoNotFitShowTheirFallback) {
+    ASSERT_TRUE(window->openProject(freshProject(QStringLiteral("nocalib.qlab")), true));
+    window->openModel(QString::fromStdString(std::string(QUANTLAB_TEST_DATA_DIR) + "/models/llama"));
+    ASSERT_TRUE(waitFor([&] { return w->modelPanel()->hasModel(); }, 120000)) << w->lastError().toStdString();
+    w->recipeEditor()->setCalibration(QString());
+    ASSERT_TRUE(w->recipeEditor()->setPreset(QStringLiteral("GGUF_Q4_K")));
+    auto* validation = w->recipeEditor()->findChild<QLabel*>(QStringLiteral("recipeValidation"));
+    ASSERT_NE(validation, nullptr);
+    ASSERT_TRUE(waitFor([&] { return validation->text().contains(QStringLiteral("The recipe fits the model")); }, 120000))
+        << validation->text().toStdString();
+    QTest::qWait(500);  // the estimate's turn, had it run
+    int fallbacks = 0;
+    for (QTreeWidgetItemIterator it(w->modelPanel()->tree()); *it; ++it) {
+        if (!(*it)->text(4).endsWith(QStringLiteral("(fallback)"))) continue;
+        ++fallbacks;
+        EXPECT_TRUE((*it)->text(4).startsWith(QStringLiteral("gguf_q5_0"))) << (*it)->text(4).toStdString();
+        EXPECT_TRUE((*it)->toolTip(4).contains(QStringLiteral("llama.cpp's fallback for gguf_q4_k"))) << (*it)->toolTip(4).toStdString();
+    }
+    EXPECT_EQ(fallbacks, 14);
+}
+
 TEST_F(WorkbenchTest, BadProjectFileAndBadModelFolderGiveMessagesNotCrashes) {
     const QString junk = QDir(test::scratchDir()).filePath(QStringLiteral("junk.qlab"));
     QFile f(junk);
