@@ -10,17 +10,13 @@
 #include "engine/formats/format_codec.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/io/npy_file.h"
-#include "tests/temp_folder.h"
+#include "tests/engine/float_array.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
+#include "tests/temp_folder.h"
 
 namespace ql {
 namespace {
-
-NdArray short_group_array(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kFloat).contiguous();
-    return NdArray::from_floats(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel()), c.sizes().vec());
-}
 
 TEST(IntShortGroupPeer, LastGroupOf64IsModelOptimizersZeroPaddedGroup) {
     const std::string python = test::peers_python();
@@ -31,7 +27,7 @@ TEST(IntShortGroupPeer, LastGroupOf64IsModelOptimizersZeroPaddedGroup) {
     w.select(0, 3).narrow(0, 10, 1).fill_(0.9);
     w.select(0, 5).narrow(0, 512, 64).zero_();  // a short group of zeros: scale 0
     w.select(0, 6).narrow(0, 512, 64).abs_();   // and one of positive values only
-    write_npy(dir + "/w.npy", short_group_array(w));
+    write_npy(dir + "/w.npy", test::float_array(w));
     for (const char* format : {"int4", "int8"}) {
         QuantOptions o;
         o.format = format;
@@ -46,7 +42,7 @@ TEST(IntShortGroupPeer, LastGroupOf64IsModelOptimizersZeroPaddedGroup) {
         QuantOptions per_row = o;
         per_row.group_size = 64;
         EXPECT_TRUE(at::equal(y.narrow(1, 512, 64), fake_quantize(tail, resolve_spec(per_row, {8, 64})))) << format;
-        write_npy(dir + "/" + format + ".npy", short_group_array(y));
+        write_npy(dir + "/" + format + ".npy", test::float_array(y));
         write_npy(dir + "/" + format + "_scales.npy", e.scales);
     }
     test::expect_peer_passes(python, "int_short_group_modelopt.py", "'" + dir + "'", dir);

@@ -13,16 +13,12 @@
 #include "engine/io/npy_file.h"
 #include "engine/quant/kv_cache_quantizer.h"
 #include "tests/engine/export_test_support.h"
+#include "tests/engine/float_array.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
 namespace ql {
 namespace {
-
-NdArray array_of(const at::Tensor& t) {
-    const at::Tensor c = t.to(at::kFloat).contiguous();
-    return NdArray::from_floats(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel()), c.sizes().vec());
-}
 
 TEST(KvCachePeer, Fp8AndNvfp4MatchModelOptimizer) {
     const std::string python = test::peers_python();
@@ -41,9 +37,9 @@ TEST(KvCachePeer, Fp8AndNvfp4MatchModelOptimizer) {
     KvCacheQuantizer fp8(site, kv_cache_preset("fp8"), false), nvfp4(site, kv_cache_preset("nvfp4"), false);
     fp8.set_amax({amax}, {amax});
     nvfp4.set_amax({amax}, {amax});
-    write_npy(dir + "/k.npy", array_of(k));
-    write_npy(dir + "/fp8.npy", array_of(fp8.quantize_key(k)));
-    write_npy(dir + "/nvfp4.npy", array_of(nvfp4.quantize_key(k)));
+    write_npy(dir + "/k.npy", test::float_array(k));
+    write_npy(dir + "/fp8.npy", test::float_array(fp8.quantize_key(k)));
+    write_npy(dir + "/nvfp4.npy", test::float_array(nvfp4.quantize_key(k)));
     {
         std::ofstream json(dir + "/case.json");
         char buf[64];
