@@ -37,7 +37,8 @@ using projects::load_experiment_report;
 
 const char* kUsage =
     "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
-    "    [--eval-samples N] [--data D] [--pairs P] [--workers N] [--dry-run] [--json] [--device cpu|cuda|cuda:N]\n"
+    "    [--eval-samples N] [--data D] [--eval-data E] [--pairs P] [--workers N] [--dry-run] [--json]\n"
+    "    [--device cpu|cuda|cuda:N]\n"
     "quantlab-cli experiment show NAME|FILE|TEMPLATE --project P.qlab [--against OTHER.qlab] [--json]\n"
     "quantlab-cli experiment templates\n"
     "quantlab-cli experiment template NAME\n\n"
@@ -51,7 +52,10 @@ const char* kUsage =
     "(--data: training, calibration and held-out data). With --model a sentence encoder (a BERT folder such as\n"
     "all-MiniLM-L6-v2) a template takes its encoder form on the sentences of --data: QAT trains the contrastive\n"
     "loss, runs are scored by embedding cosine to the FP model, the held-out contrastive loss (and spearman\n"
-    "with --pairs) (docs/EXPERIMENTS.md \"Sentence encoders\").\n"
+    "with --pairs) (docs/EXPERIMENTS.md \"Sentence encoders\"). With --model a language model (not the demo) and\n"
+    "--data a text file or folder, a template takes its decoder form: fine-tuning budgets, runs scored by the\n"
+    "held-out text's KL to the FP model, top-1 agreement and loss (docs/EXPERIMENTS.md \"Language models\").\n"
+    "--eval-data E: every run is scored on E (its validation split) instead of --data's held-out tail.\n"
     "--device D: where every run computes (docs/CLI.md \"Devices\"); recorded as the runs' parameter \"device\"\n"
     "(--device cpu is the experiment without the flag).\n"
     "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
@@ -86,7 +90,8 @@ std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& 
 
 int run_experiment(const std::vector<std::string>& args) {
     ArgParser p("experiment run",
-                {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--pairs", "--workers", "--device"},
+                {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--eval-data", "--pairs", "--workers",
+                 "--device"},
                 {"--json", "--dry-run"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("experiment run: expected one FILE or TEMPLATE (see quantlab-cli experiment templates)");
@@ -98,6 +103,7 @@ int run_experiment(const std::vector<std::string>& args) {
     o.eval_samples = p.positive_integer("--eval-samples");
     o.data = p.value("--data").value_or("");
     o.pairs = p.value("--pairs").value_or("");
+    o.eval_data = p.value("--eval-data").value_or("");
     if (p.has("--device")) o.device = device_option(p);
     o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));

@@ -31,7 +31,7 @@ const char* kUsage =
     "    [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear|wsd] [--warmup N] [--final-lr F]\n"
     "    [--decay-steps N] [--fp-steps N]\n"
     "    [--weight-decay W] [--clip-norm C] [--ce-weight A] [--distill-positions all|scored] [--clip-gradient] [--lsq]\n"
-    "    [--eval-data E] [--eval-every N]\n"
+    "    [--train-only P1,P2] [--eval-data E] [--eval-every N]\n"
     "    [--eval-samples N] [--checkpoint-every N] [--teacher T] [--calib C] [--seed S] [--seq-len L]\n"
     "    [--encoder-loss cosine|mse] [--hidden-weight W] [--eval-pairs P]\n"
     "    [--record-every N] [--keep-best] [--resume | --force] [--project P.qlab] [--json]\n"
@@ -50,7 +50,9 @@ const char* kUsage =
     "--record-every N: the flight recorder (docs/DIAGNOSIS.md): per quantized layer every N steps the bin flips,\n"
     "clip fraction, amax / scale drift and (qad) the teacher-student distance per block, as flight/* metrics;\n"
     "warnings when the run stagnates or diverges. --keep-best (with --eval-every): the saved model has the\n"
-    "parameters of the best held-out evaluation (exact match, else accuracy, else loss).\n"
+    "parameters of the best held-out evaluation (exact match, else accuracy, else loss). --train-only P1,P2: only the\n"
+    "parameters whose name or module matches a glob pattern train (e.g. '*mlp*', 'model.layers.2?.*'), the rest stay\n"
+    "at their PTQ values.\n"
     "Sentence encoders (D, E: one sentence per line): qat trains the in-batch contrastive loss of each sentence\n"
     "against a copy with 15 % of its tokens deleted (sentence-transformers' MultipleNegativesRankingLoss); for qad the\n"
     "loss is --encoder-loss cosine (1 - cos, default) or mse to the teacher's sentence embeddings, plus\n"
@@ -83,7 +85,7 @@ int run(const std::vector<std::string>& args) {
                  "--eval-every", "--eval-samples", "--checkpoint-every", "--teacher", "--calib", "--seed", "--seq-len",
                  "--project", "--calib-samples", "--distill-positions", "--decay-steps", "--fp-steps", "--record-every",
                  "--encoder-loss", "--hidden-weight", "--eval-pairs", "--kv-cache", "--rotate", "--nproc", "--dist-timeout",
-                 "--threads", "--precision"},
+                 "--threads", "--precision", "--train-only"},
                 {"--resume", "--force", "--json", "--clip-gradient", "--lsq", "--keep-best"});
     p.parse(args);
     if (p.positional().size() != 2)
@@ -120,6 +122,10 @@ int run(const std::vector<std::string>& args) {
     req.fp_steps = p.integer("--fp-steps", 0);
     req.record_every = p.integer("--record-every", 0);
     req.keep_best = p.has("--keep-best");
+    if (p.has("--train-only")) {
+        req.train_only = split_list(*p.value("--train-only"));
+        if (req.train_only.empty()) throw UserError("train: --train-only needs one or more patterns (e.g. '*mlp*')");
+    }
     for (const auto& [name, v] : {std::pair<const char*, int64_t>{"--eval-every", req.eval_every},
                                   {"--eval-samples", req.eval_samples}, {"--checkpoint-every", req.checkpoint_every},
                                   {"--calib-samples", req.calibration_samples}, {"--seq-len", req.sequence_length},

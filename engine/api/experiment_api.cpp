@@ -245,7 +245,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         e.model = q.out_dir;
         e.teacher = p.model;
         e.data = p.eval_data.empty() ? p.data : p.eval_data;
-        e.split = "validation";
+        e.split = p.eval_split;
         e.samples = p.eval_samples;
         e.seed = run.seed;
         e.pairs = p.pairs;
@@ -264,11 +264,12 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.mode = p.method == "fp-then-qat" ? "qat" : p.method;
     t.model = p.model;
     std::optional<DemoReport> from_scratch;
-    const bool encoder = p.method == "fp-then-qat" && model_is_sentence_encoder(p.model);
-    if (encoder) {
-        // A pretrained encoder is not trained from scratch: its budget is fine-tuning steps, the
-        // first (1 − f) in full precision and the rest QAT, on the one schedule of the run
-        // (docs/EXPERIMENTS.md "Sentence encoders").
+    // A pretrained model (an encoder, a language model: anything but the demo) is not trained
+    // from scratch: its budget is fine-tuning steps, the first (1 − f) in full precision and the
+    // rest QAT, on the one schedule of the run (docs/EXPERIMENTS.md "Sentence encoders",
+    // "Language models").
+    const bool fine_tune = p.method == "fp-then-qat" && p.model != "demo";
+    if (fine_tune) {
         const auto qat_steps = static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)));
         if (qat_steps < 1 || qat_steps >= p.total_steps)
             throw UserError("experiment: fp-then-qat needs total_steps with at least one FP and one QAT step (total_steps " +
@@ -295,15 +296,16 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     t.recipe = recipe;
     t.data = p.data;
     t.eval_data = p.eval_data;
+    t.eval_split = p.eval_split;
     t.eval_pairs = p.pairs;
     t.calibration = p.calib;
     t.out_dir = run_dir + "/train";
     t.force = true;
-    if (!from_scratch && !encoder) t.steps = p.steps;
+    if (!from_scratch && !fine_tune) t.steps = p.steps;
     t.batch_size = p.batch_size;
     t.eval_samples = p.eval_samples;
     t.calibration_samples = p.calib_samples;
-    t.fp_steps = encoder ? p.total_steps - static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)))
+    t.fp_steps = fine_tune ? p.total_steps - static_cast<int64_t>(std::llround(p.qat_fraction * static_cast<double>(p.total_steps)))
                          : p.fp_steps;
     t.warmup_steps = p.warmup_steps;
     t.lr = p.lr;
@@ -316,9 +318,9 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
     out.result.metrics = metrics_of(r.after);
     out.result.examples = r.after.overall.examples;
     out.report_json = train_report_json(r);
-    if (encoder) {
-        // The planner's f for this budget: D = the tokens the run's steps read (both views of
-        // each sentence), N the encoder's parameters.
+    if (fine_tune) {
+        // The planner's f for this budget: D = the tokens the run's steps read (an encoder's:
+        // both views of each sentence), N the model's parameters.
         QatPlanInput in;
         in.parameters = r.parameters;
         in.bits = static_cast<int>(p.qat_bits);

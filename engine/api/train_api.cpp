@@ -20,6 +20,7 @@
 #include "engine/quant/recipe.h"
 #include "engine/train/qat_lr_schedule.h"
 #include "engine/train/quant_trainer.h"
+#include "engine/train/trained_parameters.h"
 
 namespace ql {
 namespace fs = std::filesystem;
@@ -84,6 +85,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     if (req.fp_steps < 0 || req.fp_steps >= req.steps) throw UserError("train: --fp-steps must be below --steps");
     if (req.fp_steps > 0 && req.mode != "qat") throw UserError("train: --fp-steps (cooldown fusion) applies to qat only");
     if (req.record_every < 0) throw UserError("train: --record-every must not be negative");
+    if (const std::string s = normalise_split_name(req.eval_split); s != "validation" && s != "all")
+        throw UserError("train: the held-out data is scored on its validation split or all of it, not '" + req.eval_split + "'");
     if (req.keep_best && req.eval_every <= 0)
         throw UserError("train: --keep-best needs --eval-every N (the held-out evaluations it chooses among)");
     const std::function<double(int64_t)> lr_at = lr_schedule_for(req);
@@ -142,6 +145,10 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
         own_quantization = std::make_unique<QuantizedModel>(*student.model, *recipe);
         q = own_quantization.get();
     }
+    // --train-only is checked before anything is written.
+    const std::vector<std::pair<std::string, at::Tensor>> trained_only =
+        req.train_only.empty() ? std::vector<std::pair<std::string, at::Tensor>>{}
+                               : select_trained_parameters(*student.model, req.train_only, req.model);
     // The teacher: the given model, else the student's own full-precision weights.
     OpenedModel teacher = open_model(req.teacher.empty() ? req.model : req.teacher);
     move_opened_model(teacher, device);
@@ -151,7 +158,7 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
                         ") differs from the student's (" + std::to_string(student.model->config().vocab_size) + ")");
     const TrainingBatches batches(req.data, student.data, req.batch_size, req.seed, req.sequence_length);
     DataOptions eo;
-    eo.split = DataSplit::Validation;
+    eo.split = normalise_split_name(req.eval_split) == "all" ? DataSplit::All : DataSplit::Validation;
     eo.samples = req.eval_samples;
     eo.seed = req.seed;
     eo.sequence_length = req.sequence_length;
@@ -239,6 +246,11 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     config.record_every = main_rank ? req.record_every : 0;
     config.keep_best = main_rank && req.keep_best;
     config.data_parallel = data_parallel.get();
+    if (!req.train_only.empty()) {
+        // Only these train (and are checkpointed, broadcast and averaged); the rest keep no gradient.
+        config.trainable = trained_only;
+        student.model->set_requires_grad(false);
+    }
     config.held_out_score = [&report]() -> std::optional<double> {
         const EvalMetrics& m = report.after.overall;
         if (m.exact_match) return *m.exact_match;
@@ -262,7 +274,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     // The overlays join the identity only when given, so runs without them resume as before.
     if (!req.kv_cache.empty()) run_identity["kv_cache"] = req.kv_cache;
     if (!req.rotate.empty()) run_identity["rotate"] = req.rotate;
-    if (req.precision != "fp32") run_identity["precision"] = req.precision;  // likewise; the device is not part of it
+    if (req.precision != "fp32") run_identity["precision"] = req.precision;
+    if (!req.train_only.empty()) run_identity["train_only"] = req.train_only;  // likewise  // likewise; the device is not part of it
     config.config_json = run_identity.dump();
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {
@@ -283,7 +296,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     report.final_loss = r.final_loss;
     report.codes_changed = r.codes_changed;
     report.tokens = r.tokens;
-    for (const auto& [name, p] : student.model->named_parameters()) report.parameters += p.numel();
+    for (const auto& [name, p] : req.train_only.empty() ? student.model->named_parameters() : config.trainable)
+        report.parameters += p.numel();
     if (req.keep_best) {
         report.best_step = r.best_step;
         // The kept parameters are evaluated again: `after` describes the saved model.

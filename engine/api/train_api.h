@@ -22,6 +22,7 @@ struct TrainRequest {
     std::string rotate;
     std::string data;                // training data (docs/DATA.md), e.g. synthetic:arith:+
     std::string eval_data;           // held-out data ("" = the training spec's validation split)
+    std::string eval_split = "validation";  // which part of eval_data is scored: validation | all
     std::string eval_pairs;          // sentence encoders: a pairs file for eval/spearman ("" = none)
     std::string teacher;             // "" = the model itself in full precision
     std::string calibration;         // PTQ calibration data ("" = `data`)
@@ -54,6 +55,10 @@ struct TrainRequest {
     double hidden_weight = 0.0;      // sentence encoders: weight of the hidden-state MSE
     bool clip_gradient = false;      // STE: zero gradient outside the clip range
     bool learned_scales = false;     // LSQ step sizes for symmetric integer weights
+    // Partial training (--train-only): glob patterns over parameter or module names (e.g. "*mlp*",
+    // "model.layers.2?.*"); only the matching parameters train, the rest stay at their PTQ values.
+    // Empty: every parameter trains.
+    std::vector<std::string> train_only;
     uint64_t seed = 0;
     // Flight recorder: per-layer quantizer metrics (flight/...) every N steps; 0 = off.
     int64_t record_every = 0;
@@ -77,7 +82,7 @@ struct TrainReport {
     int64_t steps = 0, resumed_from = 0;
     double seconds = 0, final_loss = 0, codes_changed = 0;
     int64_t tokens = 0;              // tokens the training steps read (a resumed run: since its resume)
-    int64_t parameters = 0;          // the model's trained parameters (their number)
+    int64_t parameters = 0;          // the parameters that trained (their number; all of them without --train-only)
     int64_t best_step = -1;          // keep_best: the step whose parameters were kept (-1: off)
     EvalReport teacher;              // the FP teacher on the eval data
     EvalReport before;               // the PTQ model before training

@@ -391,20 +391,21 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
     }
 
     std::error_code ec;
-    if (const std::optional<SentenceLineRange> range = parse_sentence_line_range(spec)) {
+    const std::optional<SentenceLineRange> range = parse_sentence_line_range(spec);
+    if (range) {
         if (!std::filesystem::is_regular_file(range->path, ec))
             throw UserError("data '" + spec + "': no such file " + range->path);
-        if (!context.encode_sentence)
-            throw UserError("data '" + spec + "': a line range (#lines=A-B) selects sentences for a sentence encoder; " +
-                            model + " is not one");
-        return load_sentences(spec, options, context);
+        if (context.encode_sentence) return load_sentences(spec, options, context);
+        if (context.vocab_size <= 0 || !context.encode_text)
+            throw UserError("data '" + spec + "': a line range (#lines=A-B) selects the lines of a text file for a model with "
+                            "a tokenizer; " + model + " has none");
     }
-    if (!std::filesystem::exists(spec, ec))
+    if (!range && !std::filesystem::exists(spec, ec))
         throw UserError("data '" + spec + "': no such file or folder (built-in data start with 'synthetic:')");
     const DataSplit split = options.split.value_or(DataSplit::All);
     const int64_t length = options.sequence_length ? options.sequence_length : std::min<int64_t>(positions, 256);
 
-    if (!std::filesystem::is_directory(spec, ec) && is_token_file_path(spec)) {
+    if (!range && !std::filesystem::is_directory(spec, ec) && is_token_file_path(spec)) {
         if (context.vocab_size <= 0) throw UserError(spec + ": token data need a token model; " + model + " takes images");
         const TokenFile f = read_token_file(spec, context.vocab_size, options.token_dtype);
         if (f.rows > 0) {
@@ -416,7 +417,7 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
         }
         return take(make_text_windows(f.tokens, length, options.windows, context, split, spec), options.samples);
     }
-    if (!std::filesystem::is_directory(spec, ec) && looks_like_idx(spec)) {
+    if (!range && !std::filesystem::is_directory(spec, ec) && looks_like_idx(spec)) {
         if (context.vocab_size > 0) throw UserError(spec + ": image data need an image model (mlp, cnn); " + model + " takes tokens");
         return take(load_images(spec, split), options.samples);
     }
@@ -426,7 +427,10 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options, const 
     if (!context.encode_text)
         throw UserError(spec + ": " + model + " has no tokenizer for text data (tokenizer.json); use a pre-tokenized "
                         ".npy/.bin file");
-    std::vector<int64_t> tokens = tokenize_documents(read_text_documents(spec), context.encode_text, context.eos_id);
+    // A line range is one document: those lines of the file (a part of a corpus).
+    std::vector<int64_t> tokens = tokenize_documents(
+        range ? std::vector<TextDocument>{read_text_lines(range->path, range->first, range->last, spec)} : read_text_documents(spec),
+        context.encode_text, context.eos_id);
     // Fixed and llama windows read the text as the peers tokenize it: no end-of-text token after
     // the last document.
     if (options.windows.kind != TextWindows::Kind::QuantLab && context.eos_id >= 0 && !tokens.empty() &&

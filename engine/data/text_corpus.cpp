@@ -29,6 +29,27 @@ std::vector<TextDocument> read_text_documents(const std::string& path) {
     return docs;
 }
 
+TextDocument read_text_lines(const std::string& path, int64_t first, int64_t last, const std::string& spec) {
+    const std::string text = read_whole_file(path, "text file");
+    std::string kept;
+    int64_t line = 0;
+    size_t begin = 0;
+    while (begin < text.size() && line < last) {
+        size_t end = text.find('\n', begin);
+        if (end == std::string::npos) end = text.size();
+        ++line;
+        if (line >= first) {
+            if (line > first) kept += '\n';
+            kept.append(text, begin, end - begin);
+        }
+        begin = end + 1;
+    }
+    if (line < last)
+        throw UserError("data '" + spec + "': line " + std::to_string(last) + " is past the end of " + path + " (" +
+                        std::to_string(line) + " lines)");
+    return TextDocument{path, kept};
+}
+
 std::vector<int64_t> tokenize_documents(
     const std::vector<TextDocument>& documents,
     const std::function<std::vector<int64_t>(const std::string&, const std::string&)>& encode, int64_t eos_id) {

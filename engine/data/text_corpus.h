@@ -19,6 +19,11 @@ struct TextDocument {
 };
 std::vector<TextDocument> read_text_documents(const std::string& path);
 
+// Lines first..last (1-based, inclusive, every line counted, blank ones too) of the text file
+// `path`, joined by '\n', as one document (data `FILE#lines=A-B` for a language model). A range
+// past the file's end is a UserError naming `spec` and the file's line count.
+TextDocument read_text_lines(const std::string& path, int64_t first, int64_t last, const std::string& spec);
+
 // Concatenates the documents' tokens, with eos_id after each document when eos_id >= 0.
 std::vector<int64_t> tokenize_documents(
     const std::vector<TextDocument>& documents,

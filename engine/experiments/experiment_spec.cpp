@@ -13,6 +13,7 @@
 
 #include "engine/core/compute_device.h"
 #include "engine/core/errors.h"
+#include "engine/data/synthetic_tasks.h"
 #include "engine/io/strict_json.h"
 
 namespace ql::experiments {
@@ -22,7 +23,8 @@ using nlohmann::json;
 
 const std::set<std::string> kTopKeys = {"quantlab_experiment", "name", "title", "claim", "source", "analysis",
                                         "replicates", "seed", "base", "grid", "metrics", "comparisons"};
-const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "calib", "schedule", "pairs", "device"};
+const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "eval_split", "calib", "schedule", "pairs",
+                                                 "device"};
 const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_samples", "calib_samples", "fp_steps",
                                                   "warmup_steps", "total_steps", "qat_bits"};
 const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction", "bits"};
@@ -64,6 +66,7 @@ void check_parameter(const std::string& file, const std::string& field, const st
         for (const json& m : v)
             if (!seen.insert(m.get<std::string>()).second) bad(file, field, "lists " + m.get<std::string>() + " twice");
     }
+    if (key == "eval_split" && v != "validation" && v != "all") bad(file, field, "must be validation or all");
     if (key == "qat_fraction" && !(v.get<double>() > 0 && v.get<double>() < 1)) bad(file, field, "must be between 0 and 1");
     if (key == "qat_bits" && (v.get<int64_t>() < 1 || v.get<int64_t>() > 16)) bad(file, field, "must be from 1 to 16");
     if (key == "steps" && v.get<int64_t>() == 0) bad(file, field, "must be at least 1");
@@ -100,7 +103,7 @@ RunParameters to_parameters(const json& p) {
         r.recipe = p["recipe"].get<std::string>();
     }
     s("method", r.method), s("model", r.model), s("data", r.data), s("eval_data", r.eval_data);
-    s("calib", r.calib), s("schedule", r.schedule), s("pairs", r.pairs);
+    s("calib", r.calib), s("schedule", r.schedule), s("pairs", r.pairs), s("eval_split", r.eval_split);
     if (p.contains("device")) r.device = parse_compute_device(p["device"].get<std::string>()).text();
     i("steps", r.steps), i("batch_size", r.batch_size), i("eval_samples", r.eval_samples);
     i("calib_samples", r.calib_samples), i("fp_steps", r.fp_steps), i("warmup_steps", r.warmup_steps);
@@ -156,12 +159,20 @@ namespace {
 // held-out tenth is the command reference) and random sentences; the metrics are the encoder's.
 std::string first_third_of(const std::string& data) {
     std::ifstream in(data, std::ios::binary);
-    if (!in) throw UserError("experiment: cannot read the sentences " + data + " (--data)");
+    if (!in) throw UserError("experiment: cannot read " + data + " (--data; a part of it is one of the study's data)");
     int64_t lines = 0;
     std::string line;
     while (std::getline(in, line)) ++lines;
     if (lines < 30) throw UserError("experiment: " + data + " has " + std::to_string(lines) + " lines; a part of it needs at least 30");
     return data + "#lines=1-" + std::to_string(lines / 3);
+}
+
+// The title says what runs on a pretrained model: a fine-tune, not training from scratch.
+void retitle_as_fine_tune(json& j, const std::string& model_kind) {
+    std::string title = j.value("title", "");
+    if (const size_t at = title.find(" from scratch"); at != std::string::npos)
+        title.replace(at, 13, " of fine-tuning the pretrained " + model_kind);
+    j["title"] = title;
 }
 
 void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides& o) {
@@ -212,11 +223,7 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
         kept_grids.push_back(grid);
     }
     if (base.value("method", "") == "fp-then-qat") {
-        // The title says what runs: a fine-tune of the pretrained encoder, not training from scratch.
-        std::string title = j.value("title", "");
-        if (const size_t at = title.find(" from scratch"); at != std::string::npos)
-            title.replace(at, 13, " of fine-tuning the pretrained encoder");
-        j["title"] = title;
+        retitle_as_fine_tune(j, "encoder");
         base["lr"] = 1e-4;  // a pretrained encoder's fine-tuning rate (the demo's 1e-3 is for training from scratch)
         base["batch_size"] = 32;
     }
@@ -259,6 +266,95 @@ void to_encoder_form(json& j, const std::string& file, const ExperimentOverrides
     bool loss = trains;
     for (const json& m : j.value("metrics", json::array())) loss = loss || m == "loss";
     if (loss) metrics.push_back("contrastive_loss");
+    for (const json& m : j.value("metrics", json::array()))
+        if (kSharedMetrics.count(m.get<std::string>())) metrics.push_back(m);
+    j["metrics"] = metrics;
+}
+
+// A template's decoder form (docs/EXPERIMENTS.md "Language models"): the same study as a
+// fine-tune of a pretrained language model on the caller's text (--data, a text file or folder;
+// --eval-data scores it, else the text's held-out tail). What the demo's synthetic problems
+// measure by exact match becomes the held-out text's KL to the FP model, top-1 agreement and
+// loss; the demo's data variants become the text, the first third of its lines and random
+// tokens; sizes are those of a 135 M decoder on 2 CPU cores (a QAD step of 4 x 256 tokens ~10 s).
+void to_decoder_form(json& j, const ExperimentOverrides& o) {
+    json& base = j["base"];
+    const bool grid_list = j["grid"].is_array();
+    const json grids = grid_list ? j["grid"] : json::array({j["grid"]});
+    // A separate evaluation text is scored whole (its validation tail would be a tenth of it).
+    if (!o.eval_data.empty()) base["eval_data"] = o.eval_data, base["eval_split"] = "all";
+    std::string part;  // the first third of the text's lines, made when a study varies its data
+    const auto text_for = [&](const json& v) -> json {
+        const std::string spec = v.get<std::string>();
+        if (spec == "synthetic:random-tokens") return spec;
+        if (spec == "synthetic:arith" || spec == "synthetic:all") return o.data;
+        if (part.empty()) part = first_third_of(o.data);
+        return part;  // one domain of the synthetic tasks: a part of the text
+    };
+    const auto trains = [](const json& method) { return method == "qat" || method == "qad" || method == "fp-then-qat"; };
+    bool any_training = trains(base.value("method", ""));
+    json kept_grids = json::array();
+    for (json grid : grids) {
+        if (grid.contains("method"))
+            for (const json& m : grid["method"]) any_training = any_training || trains(m);
+        if (grid.contains("data")) {
+            json mapped = json::array();
+            for (const json& v : grid["data"]) mapped.push_back(text_for(v));
+            grid["data"] = mapped;
+            base["calib"] = o.data;  // calibrated on the whole text, whatever the training data
+            if (o.eval_data.empty()) base["eval_data"] = o.data;
+        }
+        // A decoder's embedding (and a tied or 16-bit head) stays unquantized: SmolLM2-135M's tied
+        // embedding is 21 % of its parameters, so NVFP4 everywhere else is 6.9 bits per parameter
+        // and FP8 9.7; the budgets lie between the two.
+        if (grid.contains("bits")) grid["bits"] = json::array({7.5, 8.5, 9.5});
+        // Fine-tuning budgets of a pretrained model, not a demo trained from scratch.
+        if (grid.contains("total_steps")) grid["total_steps"] = json::array({20, 40});
+        kept_grids.push_back(grid);
+    }
+    if (base.value("method", "") == "fp-then-qat") {
+        retitle_as_fine_tune(j, "model");
+        base.erase("warmup_steps");
+    }
+    if (any_training) {
+        base["batch_size"] = 4;
+        base["lr"] = 1e-4;
+        if (base.contains("steps") && o.steps == 0) base["steps"] = 30;
+    }
+    if (o.eval_samples == 0) base["eval_samples"] = 32;  // windows of 256 tokens: 8 k predictions
+    base["calib_samples"] = 16;
+    bool fp_phase = false;
+    for (const json& grid : kept_grids) fp_phase = fp_phase || grid.contains("fp_steps");
+    if (fp_phase) {
+        if (o.steps == 0) base["steps"] = 40;
+        for (json& grid : kept_grids)
+            if (grid.contains("fp_steps")) grid["fp_steps"] = json::array({0, 20});
+    }
+    if (any_training && o.replicates == 0) j["replicates"] = 2;
+    j["grid"] = grid_list ? kept_grids : kept_grids[0];
+    if (j.contains("comparisons")) {
+        json comparisons = json::array();
+        for (json c : j["comparisons"]) {
+            for (const char* side : {"a", "b"}) {
+                if (c[side].contains("data")) c[side]["data"] = text_for(c[side]["data"]);
+                if (c[side].contains("fp_steps") && c[side]["fp_steps"] != 0) c[side]["fp_steps"] = 20;
+                if (c[side].contains("bits")) c[side]["bits"] = c[side]["bits"].get<double>() + 2.5;  // 5, 6, 7 -> 7.5, 8.5, 9.5
+            }
+            std::string name = c.value("name", "");
+            if (const size_t at = name.find("+ only"); at != std::string::npos) name.replace(at, 6, "first third");
+            if (const size_t at = name.find("mixed 6 − 5 bits"); at != std::string::npos) name = "mixed 8.5 − 7.5 bits";
+            c["name"] = name;
+            comparisons.push_back(c);
+        }
+        j["comparisons"] = comparisons;
+    }
+    // The synthetic tasks' exact match has no counterpart on text: the held-out text's KL to the
+    // FP model, top-1 agreement and loss (perplexity = exp(loss)) measure the same loss of skill.
+    json metrics = json::array();
+    const bool reports_loss_first = j.value("analysis", "") == "qat_fraction";
+    for (const char* m : reports_loss_first ? std::vector<const char*>{"loss", "kl", "agreement"}
+                                            : std::vector<const char*>{"kl", "agreement", "loss"})
+        metrics.push_back(m);
     for (const json& m : j.value("metrics", json::array()))
         if (kSharedMetrics.count(m.get<std::string>())) metrics.push_back(m);
     j["metrics"] = metrics;
@@ -312,9 +408,16 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
     if (o.device == "cpu") base.erase("device");
     else if (!o.device.empty()) base["device"] = o.device;
     j["base"] = base;
-    if (is_template && o.encoder) {
+    // A template on a language model with text (not the demo's synthetic tasks) takes its
+    // decoder form; --eval-data without it is a plain override.
+    const bool decoder_form = is_template && !o.encoder && !o.model.empty() && o.model != "demo" && !o.data.empty() &&
+                              !is_synthetic_spec(o.data);
+    if (!o.eval_data.empty() && !decoder_form) base["eval_data"] = o.eval_data;
+    j["base"] = base;
+    if (is_template && (o.encoder || decoder_form)) {
         if (!j.contains("grid")) j["grid"] = json::object();
-        to_encoder_form(j, file, o);
+        if (o.encoder) to_encoder_form(j, file, o);
+        else to_decoder_form(j, o);
         base = j["base"];
         spec.replicates = j["replicates"].get<int64_t>();  // the form's size (a template always names it)
         spec.title = j.value("title", spec.title);

@@ -21,6 +21,7 @@ struct RunParameters {
     std::string recipe_json;             // an inline recipe object of the experiment file ("" = none)
     std::string data = "synthetic:arith";  // training data (qat/qad); calibration data for ptq
     std::string eval_data;               // "" = data's validation split
+    std::string eval_split = "validation";  // the part of eval_data (or data) scored: validation | all
     std::string calib;                   // PTQ calibration data ("" = data)
     std::string pairs;                   // sentence encoders: a pairs file scored for spearman ("" = none)
     std::string device = "cpu";          // where every job of the run computes: cpu | cuda | cuda:N (--device)
@@ -101,6 +102,7 @@ struct ExperimentOverrides {
     std::string data;   // every run's data: training, calibration and held-out (base.data; base.calib
                         // and base.eval_data are dropped so that they follow it)
     std::string pairs;  // base.pairs (sentence encoders)
+    std::string eval_data;  // base.eval_data: what every run is scored on ("" = the file's, or data's held-out split)
     // base.device for every run (canonical: cpu, cuda:N). "cpu" removes base.device, so that
     // --device cpu is the experiment without the flag (same identity); "" = keep the file's.
     std::string device;
@@ -108,7 +110,9 @@ struct ExperimentOverrides {
     // model_is_sentence_encoder). A template then takes its encoder form (docs/EXPERIMENTS.md
     // "Sentence encoders"): synthetic data become the sentences (data), a part of them and random
     // sentences, budgets an encoder's, the metrics the encoder ones. An experiment file is kept
-    // as written (and checked against its model).
+    // as written (and checked against its model). A template with a language model (not the demo)
+    // and text data (not synthetic:) takes its decoder form (docs/EXPERIMENTS.md "Language
+    // models"): the held-out text's KL, agreement and loss, fine-tuning budgets.
     bool encoder = false;
 };
 ExperimentSpec load_experiment(const std::string& template_or_file, const ExperimentOverrides& overrides);

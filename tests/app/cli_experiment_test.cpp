@@ -290,6 +290,30 @@ TEST_F(CliExperiment, EncoderRunsReportEmbeddingCosineAndSpearmanOnTheRealMiniLm
     fs::remove_all(dir);
 }
 
+// Every template's decoder form on the real SmolLM2-135M-Instruct and text (docs/EXPERIMENTS.md
+// "Language models"): planned and checked against the model (each recipe planned on its layers,
+// 576-wide rows included), nothing run; docs/RESULTS.md has the measured runs.
+TEST_F(CliExperiment, EveryTemplatePlansItsDecoderFormOnTheRealSmolLm2) {
+    const std::string dir = make_temp_dir(), gguf = peer_path("QUANTLAB_SMOLLM2_GGUF");
+    {
+        std::ofstream text(dir + "/train.txt");
+        for (int i = 0; i < 45; ++i) text << "Paragraph " << i << " of the manual says what the program does.\n\n";
+    }
+    std::ofstream(dir + "/eval.txt") << "Held-out prose of another manual.\n";
+    const std::map<std::string, std::size_t> runs = {{"qad-vs-qat", 6}, {"nvfp4-vs-mxfp4", 15}, {"bits-frontier", 22},
+                                                     {"data-robustness", 12}, {"cooldown-fusion", 8}, {"qat-fraction", 12}};
+    for (const auto& [name, count] : runs) {
+        const CliResult r = run_cli({"experiment", "run", name, "--model", gguf, "--data", dir + "/train.txt", "--eval-data",
+                                     dir + "/eval.txt", "--project", dir + "/p.qlab", "--dry-run"});
+        ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+        EXPECT_NE(r.err.find(std::to_string(count) + " runs planned"), std::string::npos) << name << ": " << r.err;
+        if (name == "data-robustness") EXPECT_NE(r.out.find(dir + "/train.txt#lines=1-30,method=qad"), std::string::npos) << r.out;
+        if (name == "bits-frontier") EXPECT_NE(r.out.find("bits=8.5,menu=NVFP4+FP8+BF16,method=mixed"), std::string::npos) << r.out;
+    }
+    EXPECT_FALSE(fs::exists(dir + "/p.qlab"));  // a dry run creates nothing
+    fs::remove_all(dir);
+}
+
 // A mixed-precision run on the demo: the search's plan stays within the budget in bits per
 // parameter, mixes formats, and is the run's recipe in the project.
 TEST_F(CliExperiment, MixedRunsStayWithinTheirBudgetAndRecordThePerLayerPlan) {

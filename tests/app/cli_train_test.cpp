@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/io/safetensors_file.h"
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
 
@@ -58,6 +59,43 @@ TEST(CliTrain, QadWritesAQuantizedCheckpointAReportAndAResumableState) {
     const CliResult resumed = run_cli(resume);
     ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
     EXPECT_EQ(json::parse(resumed.out)["resumed_from"], 6);
+    fs::remove_all(dir);
+}
+
+TEST(CliTrain, TrainOnlyTrainsTheMatchingParametersAndLeavesTheRestAtTheirPtqValues) {
+    const std::string dir = make_temp_dir();
+    const CliResult ptq = run_cli({"ptq", kLlama, "--recipe", "NVFP4_DEFAULT", "--calib", "synthetic:random-tokens",
+                                   "--out", dir + "/ptq", "--json"});
+    ASSERT_EQ(ptq.exit_code, 0) << ptq.err;
+    const CliResult r = run_cli({"train", "qad", dir + "/ptq", "--data", "synthetic:random-tokens", "--out", dir + "/run",
+                                 "--steps", "3", "--batch-size", "8", "--lr", "1e-3", "--eval-samples", "16",
+                                 "--train-only", "*mlp*", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    const SafetensorsFile before = SafetensorsFile::open(dir + "/ptq/model.safetensors");
+    const SafetensorsFile after = SafetensorsFile::open(dir + "/run/model/model.safetensors");
+    int64_t mlp_parameters = 0, all_parameters = 0, mlp_tensors = 0;
+    for (const SafetensorsFile::TensorInfo& t : before.tensors()) {
+        const bool mlp = t.name.find(".mlp.") != std::string::npos;
+        all_parameters += t.numel();
+        if (mlp) mlp_parameters += t.numel(), ++mlp_tensors;
+        const TensorBytes a = before.bytes(t), b = after.bytes(after.info(t.name));
+        ASSERT_EQ(a.size, b.size) << t.name;
+        const bool same = std::equal(a.data, a.data + a.size, b.data);
+        // Frozen tensors keep their bytes; every trained one moved.
+        EXPECT_EQ(same, !mlp) << t.name;
+    }
+    EXPECT_GT(mlp_tensors, 0);
+    EXPECT_EQ(j["parameters"], mlp_parameters);  // the report counts what trained
+    EXPECT_LT(mlp_parameters, all_parameters);
+    EXPECT_GT(j["codes_changed"].get<double>(), 0.0);
+
+    // A pattern that matches nothing is refused before anything is written, naming it.
+    const CliResult none = run_cli({"train", "qad", dir + "/ptq", "--data", "synthetic:random-tokens", "--out",
+                                    dir + "/none", "--steps", "1", "--train-only", "*mlp*,*no_such_module*"});
+    EXPECT_EQ(none.exit_code, 1);
+    EXPECT_NE(none.err.find("'*no_such_module*' matches no parameter"), std::string::npos) << none.err;
+    EXPECT_FALSE(fs::exists(dir + "/none"));
     fs::remove_all(dir);
 }
 

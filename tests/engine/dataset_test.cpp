@@ -218,8 +218,23 @@ TEST(Dataset, TextFilesAndFoldersThroughTheModelsEncoder) {
     EXPECT_EQ(row(d.inputs, 1), (std::vector<int64_t>{'b', 'b', 'b', 'b', 0}));
     EXPECT_EQ(row(d.targets, 1).back(), 'c');
 
+    // A line range of a text file is one document of those lines (a part of a corpus).
+    write_bytes(dir + "/lines.txt", "first\n\nthird\nfourth\n");
+    o.sequence_length = 3;
+    const Dataset part = load_dataset(dir + "/lines.txt#lines=2-4", o, c);
+    // "\nthird\nfourth" <eos>: 14 tokens, 4 windows of 4.
+    ASSERT_EQ(part.size(), 4);
+    EXPECT_EQ(row(part.inputs, 0), (std::vector<int64_t>{'\n', 't', 'h'}));
+    EXPECT_EQ(row(part.targets, 3), (std::vector<int64_t>{'r', 't', 'h'}));
+    EXPECT_EQ(load_dataset(dir + "/lines.txt#lines=1-1", o, c).size(), 1);  // "first" <eos>
+    expect_user_error([&] { load_dataset(dir + "/lines.txt#lines=2-5", o, c); },
+                      "data '" + dir + "/lines.txt#lines=2-5': line 5 is past the end of " + dir + "/lines.txt (4 lines)");
+    expect_user_error([&] { load_dataset(dir + "/lines.txt#lines=3-2", o, c); }, "1 <= A <= B");
+    o.sequence_length = 5;
+
     c.encode_text = nullptr;
     expect_user_error([&] { load_dataset(dir + "/corpus/a.txt", o, c); }, "has no tokenizer");
+    expect_user_error([&] { load_dataset(dir + "/lines.txt#lines=1-2", o, c); }, "has none");
     std::filesystem::create_directories(dir + "/empty");
     c.encode_text = [](const std::string&, const std::string&) { return std::vector<int64_t>{1}; };
     expect_user_error([&] { load_dataset(dir + "/empty", o, c); }, "holds no .txt files");

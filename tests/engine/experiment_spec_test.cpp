@@ -80,6 +80,9 @@ TEST(ExperimentSpec, BadFieldsNameTheFileAndField) {
     EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "a", "grid": {"method": ["ptq", "qat"]},
         "comparisons": [{"a": {"method": "qad"}, "b": {"method": "ptq"}}]})").find("'comparisons[0].a.method'"),
               std::string::npos);
+    EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "a", "base": {"eval_split": "train"}})")
+                  .find("'base.eval_split' must be validation or all"),
+              std::string::npos);
     EXPECT_NE(error_of(R"({"quantlab_experiment": 1, "name": "a", "name": "b"})").find("duplicate"), std::string::npos);
     EXPECT_THROW(load_experiment("/nonexistent/e.json"), UserError);
 }
@@ -239,10 +242,102 @@ TEST(ExperimentSpec, TemplatesTakeTheirEncoderFormOnASentenceEncoder) {
     o.data.clear();
     EXPECT_NE(load_error("qad-vs-qat", o).find("--data"), std::string::npos);
     o.data = dir + "/missing.txt";
-    EXPECT_NE(load_error("data-robustness", o).find("cannot read the sentences " + dir + "/missing.txt"), std::string::npos);
+    EXPECT_NE(load_error("data-robustness", o).find("cannot read " + dir + "/missing.txt (--data"), std::string::npos);
     // A file is kept as written (the model check below then names its fields).
     EXPECT_EQ(parse_experiment(R"({"quantlab_experiment": 1, "name": "a", "metrics": ["cosine_mean", "spearman", "fp_spearman"]})",
                                "a.json").metrics.size(), 3u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(ExperimentSpec, TemplatesTakeTheirDecoderFormOnALanguageModelWithText) {
+    char tmpl[] = "/tmp/quantlab-decoder-form-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::string text = dir + "/train.txt";
+    {
+        std::ofstream out(text);
+        for (int i = 0; i < 60; ++i) out << "Paragraph " << i << " of a manual, in plain English prose.\n\n";
+    }
+    ExperimentOverrides o;
+    o.model = kLlama;
+    o.data = text;
+    o.eval_data = dir + "/eval.txt";
+    // qad-vs-qat: the three methods, scored by the held-out text's KL, agreement and loss; the
+    // sizes of a 135 M decoder's fine-tune (4 x 256 tokens a step, 30 steps, 2 replicates).
+    const ExperimentSpec q = load_experiment("qad-vs-qat", o);
+    ASSERT_EQ(q.cells.size(), 3u);
+    EXPECT_EQ(q.metrics, (std::vector<std::string>{"kl", "agreement", "loss"}));
+    EXPECT_EQ(q.replicates, 2);
+    for (const Cell& c : q.cells) {
+        EXPECT_EQ(c.parameters.data, text);
+        EXPECT_EQ(c.parameters.eval_data, dir + "/eval.txt");
+        EXPECT_EQ(c.parameters.eval_split, "all");  // a separate evaluation text is scored whole
+        EXPECT_EQ(c.parameters.batch_size, 4);
+        EXPECT_EQ(c.parameters.steps, 30);
+        EXPECT_EQ(c.parameters.eval_samples, 32);
+        EXPECT_EQ(c.parameters.calib_samples, 16);
+        EXPECT_DOUBLE_EQ(c.parameters.lr, 1e-4);
+    }
+    EXPECT_NO_THROW(check_experiment_models(q));
+    // --steps, --replicates and --eval-samples still scale it.
+    o.steps = 5, o.replicates = 1, o.eval_samples = 8;
+    const ExperimentSpec small = load_experiment("qad-vs-qat", o);
+    EXPECT_EQ(small.replicates, 1);
+    EXPECT_EQ(small.cells[2].parameters.steps, 5);
+    EXPECT_EQ(small.cells[2].parameters.eval_samples, 8);
+    o.steps = 0, o.replicates = 0, o.eval_samples = 0;
+    // bits-frontier keeps NVFP4_MLP_ONLY (a decoder has mlp modules); its budgets lie between NVFP4
+    // and FP8 everywhere of a decoder whose embedding stays in 16 bits.
+    const ExperimentSpec f = load_experiment("bits-frontier", o);
+    EXPECT_EQ(f.metrics, (std::vector<std::string>{"kl", "agreement", "loss", "bits_per_parameter"}));
+    std::set<double> budgets;
+    bool mlp_only = false;
+    for (const Cell& c : f.cells) {
+        if (c.parameters.method == "mixed") budgets.insert(c.parameters.bits);
+        mlp_only = mlp_only || c.parameters.recipe == "NVFP4_MLP_ONLY";
+    }
+    EXPECT_EQ(budgets, (std::set<double>{7.5, 8.5, 9.5}));
+    EXPECT_TRUE(mlp_only);
+    EXPECT_EQ(f.comparisons.back().name, "mixed 8.5 − 7.5 bits");
+    EXPECT_EQ(f.comparisons.back().a.at("bits"), "8.5");
+    // data-robustness: the text, the first third of its lines (120 lines: 1-40) and random tokens;
+    // every cell calibrates on the whole text and is scored on --eval-data.
+    const ExperimentSpec d = load_experiment("data-robustness", o);
+    std::set<std::string> data;
+    for (const Cell& c : d.cells) {
+        data.insert(c.parameters.data);
+        EXPECT_EQ(c.parameters.calib, text);
+        EXPECT_EQ(c.parameters.eval_data, dir + "/eval.txt");
+    }
+    EXPECT_EQ(data, (std::set<std::string>{text, text + "#lines=1-40", "synthetic:random-tokens"}));
+    EXPECT_EQ(d.comparisons[1].name, "first third − all, QAD");
+    EXPECT_EQ(d.metrics, (std::vector<std::string>{"kl", "agreement", "loss"}));
+    // Without --eval-data the data-varying study is scored on the whole text's held-out tail.
+    o.eval_data.clear();
+    for (const Cell& c : load_experiment("data-robustness", o).cells) {
+        EXPECT_EQ(c.parameters.eval_data, text);
+        EXPECT_EQ(c.parameters.eval_split, "validation");
+    }
+    // qat-fraction fine-tunes the pretrained model; the fitted loss comes first.
+    const ExperimentSpec fr = load_experiment("qat-fraction", o);
+    std::set<int64_t> steps;
+    for (const Cell& cell : fr.cells) {
+        steps.insert(cell.parameters.total_steps);
+        EXPECT_EQ(cell.parameters.batch_size, 4);
+        EXPECT_EQ(cell.parameters.warmup_steps, 0);
+    }
+    EXPECT_EQ(steps, (std::set<int64_t>{20, 40}));
+    EXPECT_EQ(fr.title, "Token budgets x QAT fractions of fine-tuning the pretrained model, INT2 weights, beside the "
+                        "planner's predicted fraction");
+    EXPECT_EQ(fr.metrics, (std::vector<std::string>{"loss", "kl", "agreement", "planner_qat_fraction",
+                                                    "tokens_per_parameter_byte"}));
+    const ExperimentSpec c = load_experiment("cooldown-fusion", o);
+    for (const Cell& cell : c.cells) EXPECT_EQ(cell.parameters.steps, 40);
+    EXPECT_EQ(c.comparisons[0].a.at("fp_steps"), "20");
+    // The demo's synthetic tasks keep the template as it is (exact match), on any token model.
+    o.data = "synthetic:arith";
+    EXPECT_EQ(load_experiment("qad-vs-qat", o).metrics, (std::vector<std::string>{"exact_match", "kl", "agreement", "loss"}));
+    o.data.clear();
+    EXPECT_EQ(load_experiment("qad-vs-qat", o).replicates, 3);
     std::filesystem::remove_all(dir);
 }
 
