@@ -172,10 +172,13 @@ TEST(SentenceLineRange, SelectsThoseLinesAndNamesBadRanges) {
         EXPECT_TRUE(contains(e, message)) << spec << ": " << e;
         EXPECT_TRUE(contains(e, "data '" + spec + "'")) << e;
     }
+    // A model without a sentence encoder reads the lines as text (tests/engine/dataset_test.cpp),
+    // which needs a tokenizer.
     DataContext decoder = c;
     decoder.encode_sentence = nullptr;
+    decoder.encode_text = nullptr;
     const std::string e = user_error_text([&] { load_dataset(file + "#lines=1-2", all, decoder); });
-    EXPECT_TRUE(contains(e, "selects sentences for a sentence encoder; a test encoder is not one")) << e;
+    EXPECT_TRUE(contains(e, "selects the lines of a text file for a model with a tokenizer; a test encoder has none")) << e;
     fs::remove_all(dir);
 }
 
