@@ -111,7 +111,7 @@ ExperimentGridCounts run_experiment_grid(ProjectFile& file, const std::string& p
         int64_t run_id = 0;
         try {
             run_recorded(
-                project, info, sink, [&](JobSink& recorder) { out = run_experiment_run(run, run_dir, recorder, never); }, {},
+                project, info, sink, [&](JobSink& recorder) { out = run_experiment_run(run, run_dir, work.string(), recorder, never); }, {},
                 [&](int64_t id) {
                     run_id = id;
                     file.set_experiment_run_id(experiment_id, run.cell->key, run.replicate, id);

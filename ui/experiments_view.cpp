@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "engine/api/evalsuite_api.h"
 #include "engine/api/experiment_api.h"
 #include "engine/core/errors.h"
 #include "engine/experiments/reproducibility_manifest.h"
@@ -141,6 +142,16 @@ ExperimentsView::ExperimentsView(QWidget* parent) : QWidget(parent) {
                    tr("Sentence encoders: sentence1<TAB>sentence2<TAB>score lines, scored as the Spearman "
                       "correlation of the runs' cosines with the scores"),
                    tr("Sentence pairs with scores"), tr("Pairs (*.tsv *.txt);;All files (*)"));
+    controls->addSpacing(12);
+    m_evalData = path(tr("Eval data:"), QStringLiteral("experimentEvalData"), tr("data's held-out part"),
+                      tr("Every run is scored on all of this text (a separate evaluation text) instead of the "
+                         "held-out tenth of Data"),
+                      tr("Evaluation data for every run"), tr("Text (*.txt);;All files (*)"));
+    controls->addSpacing(12);
+    m_suite = path(tr("Suite:"), QStringLiteral("experimentSuite"), tr("none"),
+                   tr("An eval suite every run's model also answers beside the FP model (\"default\" or a JSONL "
+                      "file): success per category, schema validity and answer flips become metrics"),
+                   tr("Eval suite"), tr("Eval suites (*.jsonl);;All files (*)"));
     layout->addLayout(controls);
 
     m_claim = new QLabel(this);
@@ -252,7 +263,7 @@ bool ExperimentsView::loadExperiment(const QString& templateOrFile) {
     }
     {
         const QSignalBlocker b1(m_experiment), b2(m_replicates), b3(m_steps), b4(m_evalSamples), b5(m_model), b6(m_data),
-            b7(m_pairs);
+            b7(m_pairs), b8(m_evalData);
         m_experiment->setCurrentIndex(index);
         m_replicates->setValue(static_cast<int>(plain.replicates));
         m_steps->setValue(0);
@@ -262,6 +273,7 @@ bool ExperimentsView::loadExperiment(const QString& templateOrFile) {
         // The data overrides belong to the model chosen with them, which a new experiment resets.
         m_data->clear();
         m_pairs->clear();
+        m_evalData->clear();
     }
     m_lastError.clear();
     reloadSpec();
@@ -283,6 +295,14 @@ void ExperimentsView::setPairs(const QString& pairs) {
     m_pairs->setText(pairs);
     reloadSpec();
 }
+void ExperimentsView::setEvalData(const QString& data) {
+    m_evalData->setText(data);
+    reloadSpec();
+}
+void ExperimentsView::setSuite(const QString& suite) {
+    m_suite->setText(suite);
+    reloadSpec();
+}
 
 void ExperimentsView::reloadSpec() {
     if (m_source.isEmpty() || isRunning()) return;
@@ -295,7 +315,12 @@ void ExperimentsView::reloadSpec() {
     if (!model.isEmpty() && model != m_defaultModel) o.model = model.toStdString();
     o.data = m_data->text().trimmed().toStdString();
     o.pairs = m_pairs->text().trimmed().toStdString();
+    o.eval_data = m_evalData->text().trimmed().toStdString();
+    o.suite = m_suite->text().trimmed().toStdString();
     try {
+        // One metric per category of the suite (as quantlab-cli experiment run --suite).
+        if (!o.suite.empty())
+            for (const auto& [category, items] : describe_suite(o.suite).categories) o.suite_metric_categories.push_back(category);
         // A sentence encoder takes a template's encoder form; without sentences in Data the
         // engine's error says what to give (shown above the table).
         o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
@@ -512,7 +537,8 @@ bool ExperimentsView::start() {
                                           });
         });
     if (!started) return false;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs, m_start})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs,
+                                                          m_evalData, m_suite, m_start})
         w->setEnabled(false);
     m_stop->setEnabled(true);
     updateProgress();
@@ -562,7 +588,8 @@ void ExperimentsView::onFinished(JobRunner::Outcome outcome, const QString& mess
     m_current = -1;
     for (int& live : m_live)
         if (live == 1) live = 0;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs, m_start})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_experiment, m_model, m_replicates, m_steps, m_evalSamples, m_data, m_pairs,
+                                                          m_evalData, m_suite, m_start})
         w->setEnabled(true);
     m_stop->setEnabled(false);
     QString error;

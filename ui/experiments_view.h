@@ -50,6 +50,10 @@ public:
     // Every run's data / the encoders' scored pairs ("" = the experiment's own).
     void setData(const QString& data);
     void setPairs(const QString& pairs);
+    // What every run is scored on, whole ("" = the data's held-out tail), and the eval suite every
+    // run's model also answers ("" = none, "default", or a JSONL file): --eval-data and --suite.
+    void setEvalData(const QString& data);
+    void setSuite(const QString& suite);
 
     bool start();   // false when nothing is loaded, no project is open, or it runs already
     void stop();    // after the current run
@@ -90,6 +94,8 @@ private:
     QSpinBox* m_evalSamples = nullptr;
     QLineEdit* m_data = nullptr;
     QLineEdit* m_pairs = nullptr;
+    QLineEdit* m_evalData = nullptr;
+    QLineEdit* m_suite = nullptr;
     QPushButton* m_start = nullptr;
     QPushButton* m_stop = nullptr;
     QLabel* m_claim = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/device_option.h"
+#include "engine/api/evalsuite_api.h"
 #include "engine/api/experiment_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/core/errors.h"
@@ -38,7 +40,7 @@ using projects::load_experiment_report;
 const char* kUsage =
     "quantlab-cli experiment run FILE|TEMPLATE --project P.qlab [--replicates N] [--model M] [--steps N]\n"
     "    [--eval-samples N] [--data D] [--eval-data E] [--pairs P] [--workers N] [--dry-run] [--json]\n"
-    "    [--device cpu|cuda|cuda:N]\n"
+    "    [--device cpu|cuda|cuda:N] [--suite FILE|default [--suite-categories C1,C2] [--suite-limit N]]\n"
     "quantlab-cli experiment show NAME|FILE|TEMPLATE --project P.qlab [--against OTHER.qlab] [--json]\n"
     "quantlab-cli experiment templates\n"
     "quantlab-cli experiment template NAME\n\n"
@@ -56,6 +58,10 @@ const char* kUsage =
     "--data a text file or folder, a template takes its decoder form: fine-tuning budgets, runs scored by the\n"
     "held-out text's KL to the FP model, top-1 agreement and loss (docs/EXPERIMENTS.md \"Language models\").\n"
     "--eval-data E: every run is scored on E (its validation split) instead of --data's held-out tail.\n"
+    "--suite S: every run's model also answers the eval suite S (greedy, docs/EVAL_SUITES.md) beside the FP\n"
+    "model's answers (made once per experiment): success overall and per category, schema validity and the\n"
+    "flips right->wrong / wrong->right become metrics (docs/EXPERIMENTS.md \"Answers\"); --suite-categories and\n"
+    "--suite-limit select items as evalsuite's --categories and --limit do.\n"
     "--device D: where every run computes (docs/CLI.md \"Devices\"); recorded as the runs' parameter \"device\"\n"
     "(--device cpu is the experiment without the flag).\n"
     "Run folders: P.experiments/NAME-ID/CELL/rK beside the project.\n"
@@ -91,7 +97,7 @@ std::vector<pid_t> spawn_workers(int64_t count, const std::vector<std::string>& 
 int run_experiment(const std::vector<std::string>& args) {
     ArgParser p("experiment run",
                 {"--project", "--replicates", "--model", "--steps", "--eval-samples", "--data", "--eval-data", "--pairs", "--workers",
-                 "--device"},
+                 "--device", "--suite", "--suite-categories", "--suite-limit"},
                 {"--json", "--dry-run"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("experiment run: expected one FILE or TEMPLATE (see quantlab-cli experiment templates)");
@@ -105,6 +111,19 @@ int run_experiment(const std::vector<std::string>& args) {
     o.pairs = p.value("--pairs").value_or("");
     o.eval_data = p.value("--eval-data").value_or("");
     if (p.has("--device")) o.device = device_option(p);
+    o.suite = p.value("--suite").value_or("");
+    o.suite_categories = p.value("--suite-categories").value_or("");
+    o.suite_limit = p.positive_integer("--suite-limit");
+    if (o.suite.empty() && (p.has("--suite-categories") || p.has("--suite-limit")))
+        throw UserError("experiment run: --suite-categories and --suite-limit select items of --suite, which is missing");
+    if (!o.suite.empty()) {
+        // One metric per category the runs answer (a category the suite lacks is named by
+        // check_experiment_models).
+        const std::vector<std::string> listed = split_list(o.suite_categories);
+        const std::set<std::string> chosen(listed.begin(), listed.end());
+        for (const auto& [category, items] : describe_suite(o.suite).categories)
+            if (chosen.empty() || chosen.count(category)) o.suite_metric_categories.push_back(category);
+    }
     o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));
     const experiments::ExperimentSpec spec = experiments::load_experiment(p.positional()[0], o);

@@ -16,12 +16,14 @@
 #include "engine/api/demo_api.h"
 #include "engine/api/eval_api.h"
 #include "engine/api/eval_json.h"
+#include "engine/api/evalsuite_api.h"
 #include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
 #include "engine/api/sensitivity_api.h"
 #include "engine/api/train_api.h"
 #include "engine/core/errors.h"
 #include "engine/core/qat_plan.h"
+#include "engine/evaluation/evaluation_run.h"
 #include "engine/data/synthetic_tasks.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/gguf_file.h"
@@ -117,6 +119,49 @@ std::pair<std::string, std::string> mixed_plan(const experiments::PlannedRun& ru
     return {name.str(), plan.dump(2)};
 }
 
+std::vector<std::string> split_categories(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream in(text);
+    for (std::string c; std::getline(in, c, ',');)
+        if (!c.empty()) out.push_back(c);
+    return out;
+}
+
+// The run's model (`quantized`: a PTQ or trained checkpoint) answers the suite beside the FP
+// model's answers, which are made once per experiment and kept in shared_dir: the same model,
+// suite bytes and selection give the same file (greedy answers are deterministic), so replicates
+// and cells pair with one baseline.
+void add_suite_metrics(const experiments::RunParameters& p, const std::string& quantized, const std::string& label,
+                       const std::string& run_dir, const std::string& shared_dir, JobSink& sink, const CancellationToken& cancel,
+                       ExperimentRunOutput& out) {
+    EvalSuiteRequest req;
+    req.suite = p.suite;
+    req.categories = split_categories(p.suite_categories);
+    req.limit = p.suite_limit;
+    req.device = p.device;
+    const std::string key = experiments::sha256_hex(p.model + '\n' + describe_suite(p.suite).sha256 + '\n' + p.suite_categories +
+                                                    '\n' + std::to_string(p.suite_limit) + '\n' + std::to_string(req.max_tokens));
+    const std::string baseline = (fs::path(shared_dir) / ("suite-fp-" + key.substr(0, 16) + ".json")).string();
+    std::error_code ec;
+    if (!fs::is_regular_file(baseline, ec)) {
+        fs::create_directories(shared_dir, ec);
+        if (ec) throw UserError("experiment: cannot create the folder " + shared_dir + ": " + ec.message());
+        EvalSuiteRequest fp = req;
+        fp.models = {p.model};
+        fp.labels = {"fp"};
+        const EvalSuiteResult r = run_evalsuite(fp, sink, cancel);
+        evaluation::save_evaluation_run(r.runs[0], baseline);
+    }
+    req.models = {baseline, quantized};
+    req.labels = {"fp", label};
+    const EvalSuiteResult r = run_evalsuite(req, sink, cancel);
+    evaluation::save_evaluation_run(r.runs[1], run_dir + "/evalsuite.json");
+    for (const auto& [name, value] : evaluation_run_metrics(r, 1)) out.result.metrics[name] = value;
+    json report = json::parse(out.report_json);
+    report["evalsuite"] = {{"baseline", baseline}, {"answers", run_dir + "/evalsuite.json"}};
+    out.report_json = report.dump();
+}
+
 }  // namespace
 
 bool model_is_sentence_encoder(const std::string& model) {
@@ -138,6 +183,10 @@ void check_experiment_models(const experiments::ExperimentSpec& spec) {
         const bool is_encoder = encoder[p.model];
         const std::string model_field = experiment_field_of(cell, "model");
         const std::string what = is_encoder ? "the sentence encoder " + p.model : "the token model " + p.model;
+        // Named before the metrics the suite adds, which an encoder does not report either.
+        if (is_encoder && !p.suite.empty())
+            experiment_field_error(spec, experiment_field_of(cell, "suite"), "gives an eval suite to " + what + " (" + model_field +
+                                                         "): suites are answered by language models");
         for (std::size_t i = 0; i < spec.metrics.size(); ++i) {
             const std::string& m = spec.metrics[i];
             const std::string field = "metrics[" + std::to_string(i) + "]";
@@ -150,6 +199,18 @@ void check_experiment_models(const experiments::ExperimentSpec& spec) {
                                      "): embedding metrics are those of sentence encoders (a BERT folder)");
             if (is_encoder && (m == "spearman" || m == "fp_spearman") && p.pairs.empty())
                 experiment_field_error(spec, field, "asks " + m + " of cell " + cell.key + ", which has no pairs file (the run parameter pairs)");
+        }
+        for (std::size_t i = 0; i < spec.metrics.size(); ++i)
+            if (spec.metrics[i].rfind("evalsuite/", 0) == 0 && p.suite.empty())
+                experiment_field_error(spec, "metrics[" + std::to_string(i) + "]", "asks " + spec.metrics[i] + " of cell " + cell.key +
+                                                                      ", which answers no eval suite (the run parameter suite)");
+        if (!p.suite.empty()) {
+            // The suite reads, its categories exist and the selection is not empty: before any run.
+            const SuiteOverview suite = describe_suite(p.suite);
+            for (const std::string& c : split_categories(p.suite_categories))
+                if (std::none_of(suite.categories.begin(), suite.categories.end(), [&](const auto& known) { return known.first == c; }))
+                    experiment_field_error(spec, experiment_field_of(cell, "suite_categories"),
+                                           "names the category '" + c + "', which " + suite.path + " does not have");
         }
         if (!is_encoder && !p.pairs.empty())
             experiment_field_error(spec, experiment_field_of(cell, "pairs"), "gives a pairs file to " + what + " (" + model_field +
@@ -208,8 +269,8 @@ void check_experiment_recipes(const experiments::ExperimentSpec& spec) {
     }
 }
 
-ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, JobSink& sink,
-                                       const CancellationToken& cancel) {
+ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, const std::string& shared_dir,
+                                       JobSink& sink, const CancellationToken& cancel) {
     const experiments::RunParameters& p = run.cell->parameters;
     std::error_code ec;
     fs::remove_all(run_dir, ec);
@@ -258,6 +319,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
         json report = {{"ptq", json::parse(ptq_report_json(s))}, {"eval", eval_report_json(r)}};
         if (!search.is_null()) report["search"] = search;
         out.report_json = report.dump();
+        if (!p.suite.empty()) add_suite_metrics(p, q.out_dir, run.cell->key, run_dir, shared_dir, sink, cancel, out);
         return out;
     }
     TrainRequest t;
@@ -344,6 +406,7 @@ ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const
                                 {"train", json::parse(out.report_json)}})
                               .dump();
     }
+    if (!p.suite.empty()) add_suite_metrics(p, r.out_model, run.cell->key, run_dir, shared_dir, sink, cancel, out);
     return out;
 }
 

@@ -30,7 +30,11 @@ struct ExperimentRunOutput {
 // with its per-layer plan (written to run_dir/plan.json) and eval as for ptq. The seed draws the calibration
 // samples, the training batches and the held-out problems, so runs of one replicate share their
 // problems and pair. An inline recipe is written to run_dir/recipe.json first. Reports through
-// `sink`; JobCancelled when `cancel` is set; UserError for bad parameters.
+// `sink`; JobCancelled when `cancel` is set; UserError for bad parameters. With the run parameter
+// `suite`, the run's model then answers the eval suite against the FP model's answers (the
+// evalsuite/* metrics; the run's answers in run_dir/evalsuite.json): the FP model answers once per
+// experiment, kept in `shared_dir` (a folder every run of the experiment shares, created when
+// needed) under a name that holds the model, the suite's hash and the selection.
 // Whether `model` (as a run's `model` parameter: "demo", a folder, a .gguf file) is a sentence
 // encoder (a BERT: its config.json's model_type, or the GGUF's architecture). Reads the config
 // only; false for what it cannot read (the run reports that).
@@ -52,7 +56,7 @@ void check_experiment_models(const experiments::ExperimentSpec& spec);
 // experiment file, the cell, its recipe and field, and the reason.
 void check_experiment_recipes(const experiments::ExperimentSpec& spec);
 
-ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, JobSink& sink,
-                                       const CancellationToken& cancel);
+ExperimentRunOutput run_experiment_run(const experiments::PlannedRun& run, const std::string& run_dir, const std::string& shared_dir,
+                                       JobSink& sink, const CancellationToken& cancel);
 
 }  // namespace ql

@@ -274,8 +274,8 @@ TrainReport run_training(const TrainRequest& req, JobSink& sink, const Cancellat
     // The overlays join the identity only when given, so runs without them resume as before.
     if (!req.kv_cache.empty()) run_identity["kv_cache"] = req.kv_cache;
     if (!req.rotate.empty()) run_identity["rotate"] = req.rotate;
-    if (req.precision != "fp32") run_identity["precision"] = req.precision;
-    if (!req.train_only.empty()) run_identity["train_only"] = req.train_only;  // likewise  // likewise; the device is not part of it
+    if (req.precision != "fp32") run_identity["precision"] = req.precision;  // likewise; the device is not part of it
+    if (!req.train_only.empty()) run_identity["train_only"] = req.train_only;  // likewise
     config.config_json = run_identity.dump();
     Model* teacher_model = teacher.model.get();
     auto evaluator = [&](int64_t step, JobSink& s, const CancellationToken& c) {

@@ -17,14 +17,18 @@ namespace {
 using nlohmann::json;
 
 bool is_rate(const std::string& metric) {
-    return metric == "exact_match" || metric == "accuracy" || metric == "agreement" || metric.rfind("exact_match/", 0) == 0;
+    return metric == "exact_match" || metric == "accuracy" || metric == "agreement" || metric.rfind("exact_match/", 0) == 0 ||
+           metric.rfind("evalsuite/success", 0) == 0 || metric == "evalsuite/json_valid" || metric.rfind("evalsuite/tool_", 0) == 0;
 }
+
+// Item counts (an eval suite's flips against the FP model).
+bool is_count(const std::string& metric) { return metric == "evalsuite/right_to_wrong" || metric == "evalsuite/wrong_to_right"; }
 
 // Metrics that cannot be negative (a KL divergence, a cross-entropy, a size): their cells'
 // intervals stop at 0 as a rate's stop at [0, 1].
 bool is_nonnegative(const std::string& metric) {
     return metric == "kl" || metric == "loss" || metric == "contrastive_loss" || metric == "bits_per_parameter" ||
-           metric == "tokens_per_parameter_byte";
+           metric == "tokens_per_parameter_byte" || is_count(metric);
 }
 
 // The key of the cell that `cell` becomes with the comparison's b values in place of a's.
@@ -63,6 +67,8 @@ std::string fmt(const std::string& metric, double v) {
         std::snprintf(buf, sizeof buf, "%.2f", 100 * v);
     else if (metric == "bits_per_parameter")
         std::snprintf(buf, sizeof buf, "%.3f", v);
+    else if (is_count(metric))
+        std::snprintf(buf, sizeof buf, "%.1f", v);
     else
         std::snprintf(buf, sizeof buf, "%.3e", v);
     return buf;

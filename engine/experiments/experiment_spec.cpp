@@ -24,9 +24,9 @@ using nlohmann::json;
 const std::set<std::string> kTopKeys = {"quantlab_experiment", "name", "title", "claim", "source", "analysis",
                                         "replicates", "seed", "base", "grid", "metrics", "comparisons"};
 const std::set<std::string> kStringParameters = {"method", "model", "data", "eval_data", "eval_split", "calib", "schedule", "pairs",
-                                                 "device"};
+                                                 "device", "suite", "suite_categories"};
 const std::set<std::string> kIntegerParameters = {"steps", "batch_size", "eval_samples", "calib_samples", "fp_steps",
-                                                  "warmup_steps", "total_steps", "qat_bits"};
+                                                  "warmup_steps", "total_steps", "qat_bits", "suite_limit"};
 const std::set<std::string> kNumberParameters = {"lr", "temperature", "ce_weight", "qat_fraction", "bits"};
 // The metrics a run reports (docs/EXPERIMENTS.md "Metrics"); exact_match/<domain> as well.
 const std::set<std::string> kTokenModelMetrics = {"exact_match", "accuracy", "kl", "agreement", "loss", "fp_exact_match"};
@@ -104,6 +104,7 @@ RunParameters to_parameters(const json& p) {
     }
     s("method", r.method), s("model", r.model), s("data", r.data), s("eval_data", r.eval_data);
     s("calib", r.calib), s("schedule", r.schedule), s("pairs", r.pairs), s("eval_split", r.eval_split);
+    s("suite", r.suite), s("suite_categories", r.suite_categories), i("suite_limit", r.suite_limit);
     if (p.contains("device")) r.device = parse_compute_device(p["device"].get<std::string>()).text();
     i("steps", r.steps), i("batch_size", r.batch_size), i("eval_samples", r.eval_samples);
     i("calib_samples", r.calib_samples), i("fp_steps", r.fp_steps), i("warmup_steps", r.warmup_steps);
@@ -134,7 +135,7 @@ std::map<std::string, std::string> parse_selector(const std::string& file, const
 
 bool is_encoder_metric(const std::string& metric) { return kEncoderMetrics.count(metric) > 0; }
 bool is_token_model_metric(const std::string& metric) {
-    return kTokenModelMetrics.count(metric) > 0 || metric.rfind("exact_match/", 0) == 0;
+    return kTokenModelMetrics.count(metric) > 0 || metric.rfind("exact_match/", 0) == 0 || metric.rfind("evalsuite/", 0) == 0;
 }
 
 std::string sha256_hex(const std::string& bytes) {
@@ -421,6 +422,20 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
         base = j["base"];
         spec.replicates = j["replicates"].get<int64_t>();  // the form's size (a template always names it)
         spec.title = j.value("title", spec.title);
+    }
+    if (!o.suite.empty()) {
+        // Every run also answers the suite; its metrics follow the study's own.
+        base["suite"] = o.suite;
+        if (!o.suite_categories.empty()) base["suite_categories"] = o.suite_categories;
+        if (o.suite_limit > 0) base["suite_limit"] = o.suite_limit;
+        j["base"] = base;
+        json metrics = j.value("metrics", json::array({"exact_match", "kl"}));
+        std::vector<std::string> wanted = {"evalsuite/success", "evalsuite/json_valid", "evalsuite/right_to_wrong",
+                                           "evalsuite/wrong_to_right"};
+        for (const std::string& c : o.suite_metric_categories) wanted.push_back("evalsuite/success/" + c);
+        for (const std::string& m : wanted)
+            if (std::find(metrics.begin(), metrics.end(), json(m)) == metrics.end()) metrics.push_back(m);
+        j["metrics"] = metrics;
     }
     for (const auto& [k, v] : base.items()) check_parameter(file, "base." + k, k, v);
 

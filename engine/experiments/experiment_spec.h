@@ -47,6 +47,13 @@ struct RunParameters {
     // be listed: the search can always keep a layer in BF16) or any preset / recipe file.
     double bits = 0;
     std::vector<std::string> menu = {"NVFP4", "FP8", "BF16"};
+    // An eval suite the run's model answers (docs/EVAL_SUITES.md; "" = none, "default" = the shipped
+    // one, or a JSONL file), greedy, against the FP model's answers: the evalsuite/* metrics
+    // (docs/EXPERIMENTS.md "Answers"). suite_categories: only these, comma-separated ("" = all);
+    // suite_limit: at most this many items of the selection (0 = all).
+    std::string suite;
+    std::string suite_categories;
+    int64_t suite_limit = 0;
 };
 
 struct Cell {
@@ -103,6 +110,14 @@ struct ExperimentOverrides {
                         // and base.eval_data are dropped so that they follow it)
     std::string pairs;  // base.pairs (sentence encoders)
     std::string eval_data;  // base.eval_data: what every run is scored on ("" = the file's, or data's held-out split)
+    // base.suite / suite_categories / suite_limit: every run also answers this eval suite ("" = the
+    // file's). The metrics gain evalsuite/success, evalsuite/json_valid, evalsuite/right_to_wrong,
+    // evalsuite/wrong_to_right and evalsuite/success/<c> for each of suite_metric_categories (the
+    // caller reads them from the suite: engine/api/evalsuite_api.h describe_suite).
+    std::string suite;
+    std::string suite_categories;
+    int64_t suite_limit = 0;
+    std::vector<std::string> suite_metric_categories;
     // base.device for every run (canonical: cpu, cuda:N). "cpu" removes base.device, so that
     // --device cpu is the experiment without the flag (same identity); "" = keep the file's.
     std::string device;
@@ -119,7 +134,8 @@ ExperimentSpec load_experiment(const std::string& template_or_file, const Experi
 
 // What a run of a sentence encoder reports (embedding cosine to the FP model; spearman and
 // fp_spearman with a pairs file; contrastive_loss), and what only a token model's run reports
-// (exact_match, exact_match/<domain>, accuracy, kl, agreement, loss, fp_exact_match).
+// (exact_match, exact_match/<domain>, accuracy, kl, agreement, loss, fp_exact_match, and a suite's
+// evalsuite/<name>: sentence encoders do not generate).
 // bits_per_parameter, planner_qat_fraction and tokens_per_parameter_byte are both.
 bool is_encoder_metric(const std::string& metric);
 bool is_token_model_metric(const std::string& metric);

@@ -203,6 +203,70 @@ const json* cell_metric(const json& result, const std::string& cell, const std::
     return nullptr;
 }
 
+// Runs that also answer an eval suite: the FP model's answers are made once and every run is
+// paired with them, so success(run) − (wrong→right − right→wrong) / items is the FP model's
+// success for every run of every cell.
+TEST_F(CliExperiment, RunsAnswerTheEvalSuiteAgainstOneFpBaseline) {
+    const std::string dir = make_temp_dir(), project = dir + "/p.qlab";
+    std::ofstream(dir + "/e.json") << R"({"quantlab_experiment": 1, "name": "answers", "replicates": 2,
+        "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 32, "eval_samples": 40},
+        "grid": {"recipe": ["FP8_DEFAULT", "MXFP4"]},
+        "metrics": ["kl"]})";
+    // The demo's own problems (docs/DATA.md: digits least significant first): 42 + 917 = 959 is
+    // "240+719=" -> "9590".
+    std::ofstream(dir + "/demo.jsonl")
+        << R"({"id": "add-1", "category": "add", "prompt": "240+719=", "max_tokens": 6, "check": {"type": "exact", "answer": "9590"}}
+{"id": "add-2", "category": "add", "prompt": "503+882=", "max_tokens": 6, "check": {"type": "exact", "answer": "3950"}}
+{"id": "add-3", "category": "add", "prompt": "167+990=", "max_tokens": 6, "check": {"type": "exact", "answer": "0680"}}
+{"id": "sub-1", "category": "sub", "prompt": "999-100=", "max_tokens": 6, "check": {"type": "exact", "answer": "8990"}}
+{"id": "add-4", "category": "add", "prompt": "310+046=", "max_tokens": 6, "check": {"type": "exact", "answer": "3560"}}
+{"id": "mul-1", "category": "mul", "prompt": "210*333=", "max_tokens": 6, "check": {"type": "exact", "answer": "6300"}}
+{"id": "mul-2", "category": "mul", "prompt": "052*444=", "max_tokens": 6, "check": {"type": "exact", "answer": "0001"}}
+{"id": "mul-3", "category": "mul", "prompt": "780*777=", "max_tokens": 6, "check": {"type": "exact", "answer": "9060"}}
+)";
+    const int items = 6;  // of the 7 add and mul items
+    const CliResult r = run_cli({"experiment", "run", dir + "/e.json", "--project", project, "--suite", dir + "/demo.jsonl",
+                                 "--suite-categories", "add,mul", "--suite-limit", std::to_string(items), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    std::set<long long> fp_success;  // in items
+    for (const char* cell : {"recipe=FP8_DEFAULT", "recipe=MXFP4"}) {
+        const json* success = cell_metric(j, cell, "evalsuite/success");
+        const json* r2w = cell_metric(j, cell, "evalsuite/right_to_wrong");
+        const json* w2r = cell_metric(j, cell, "evalsuite/wrong_to_right");
+        ASSERT_TRUE(success && r2w && w2r) << r.out;
+        ASSERT_TRUE(cell_metric(j, cell, "evalsuite/success/mul")) << r.out;
+        EXPECT_FALSE(cell_metric(j, cell, "evalsuite/success/sub")) << "a category outside the selection";
+        const std::vector<double> s = (*success)["values"], lost = (*r2w)["values"], won = (*w2r)["values"];
+        ASSERT_EQ(s.size(), 2u);
+        for (std::size_t k = 0; k < s.size(); ++k) {
+            EXPECT_LE(lost[k] + won[k], items);
+            fp_success.insert(std::llround(s[k] * items - won[k] + lost[k]));
+        }
+    }
+    EXPECT_EQ(fp_success.size(), 1u) << "every run is paired with the same FP answers";
+    // One FP baseline file for the experiment; every run keeps its answers.
+    int baselines = 0, answers = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir + "/p.experiments")) {
+        const std::string name = e.path().filename().string();
+        baselines += name.rfind("suite-fp-", 0) == 0 ? 1 : 0;
+        answers += name == "evalsuite.json" ? 1 : 0;
+    }
+    EXPECT_EQ(baselines, 1);
+    EXPECT_EQ(answers, 4);
+
+    // Refused before any run: a category the suite lacks, a selection without a suite.
+    const CliResult poetry = run_cli({"experiment", "run", dir + "/e.json", "--project", dir + "/q.qlab", "--suite",
+                                      dir + "/demo.jsonl", "--suite-categories", "poetry"});
+    EXPECT_EQ(poetry.exit_code, 1);
+    EXPECT_NE(poetry.err.find("'poetry'"), std::string::npos) << poetry.err;
+    const CliResult limit = run_cli({"experiment", "run", dir + "/e.json", "--project", dir + "/q.qlab", "--suite-limit", "3"});
+    EXPECT_EQ(limit.exit_code, 1);
+    EXPECT_NE(limit.err.find("--suite"), std::string::npos) << limit.err;
+    EXPECT_FALSE(fs::exists(dir + "/q.qlab"));
+    fs::remove_all(dir);
+}
+
 // An encoder experiment on the real all-MiniLM-L6-v2: PTQ with FP8 and NVFP4, one replicate,
 // scored by embedding cosine to the FP model on held-out sentences and by the pairs' Spearman.
 TEST_F(CliExperiment, EncoderRunsReportEmbeddingCosineAndSpearmanOnTheRealMiniLm) {

@@ -378,6 +378,47 @@ TEST(ExperimentSpec, MetricsThatTheModelDoesNotReportAreErrorsBeforeAnyRun) {
     EXPECT_FALSE(model_is_sentence_encoder("demo"));
 }
 
+TEST(ExperimentSpec, ASuiteOverrideAddsItsParametersAndTheAnswersMetrics) {
+    ExperimentOverrides o;
+    o.suite = "default";
+    o.suite_categories = "arithmetic,facts";
+    o.suite_limit = 12;
+    o.suite_metric_categories = {"arithmetic", "facts"};
+    const ExperimentSpec s = load_experiment("qad-vs-qat", o);
+    // The study's own metrics first, then the answers'.
+    EXPECT_EQ(s.metrics, (std::vector<std::string>{"exact_match", "kl", "agreement", "loss", "evalsuite/success", "evalsuite/json_valid",
+                                                   "evalsuite/right_to_wrong", "evalsuite/wrong_to_right",
+                                                   "evalsuite/success/arithmetic", "evalsuite/success/facts"}));
+    for (const Cell& c : s.cells) {
+        EXPECT_EQ(c.parameters.suite, "default");
+        EXPECT_EQ(c.parameters.suite_categories, "arithmetic,facts");
+        EXPECT_EQ(c.parameters.suite_limit, 12);
+    }
+    // A different suite selection is a different experiment.
+    EXPECT_NE(s.identity_sha256, load_experiment("qad-vs-qat").identity_sha256);
+    EXPECT_TRUE(is_token_model_metric("evalsuite/success/facts"));
+    EXPECT_FALSE(is_encoder_metric("evalsuite/success"));
+    // A file asks for them with the run parameter; without it the metric is an error before any run.
+    const std::string llama = R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kLlama +
+                              R"(", "data": "synthetic:arith")";
+    EXPECT_EQ(models_error(llama + R"(, "suite": "default"}, "metrics": ["kl", "evalsuite/success"]})"), "no error");
+    const std::string no_suite = models_error(llama + R"(}, "metrics": ["kl", "evalsuite/success"]})");
+    EXPECT_NE(no_suite.find("field 'metrics[1]'"), std::string::npos) << no_suite;
+    EXPECT_NE(no_suite.find("the run parameter suite"), std::string::npos) << no_suite;
+    const std::string category = models_error(llama + R"(, "suite": "default", "suite_categories": "facts,poetry"}, "metrics": ["kl"]})");
+    EXPECT_NE(category.find("field 'base.suite_categories'"), std::string::npos) << category;
+    EXPECT_NE(category.find("'poetry'"), std::string::npos) << category;
+    const std::string encoder = models_error(R"({"quantlab_experiment": 1, "name": "e", "base": {"model": ")" + kBert +
+                                             R"(", "data": "s.txt", "suite": "default"}, "metrics": ["cosine_mean"]})");
+    EXPECT_NE(encoder.find("field 'base.suite'"), std::string::npos) << encoder;
+    try {
+        parse_experiment(R"({"quantlab_experiment": 1, "name": "e", "base": {"suite_limit": -1}})", "l.json");
+        ADD_FAILURE() << "a negative suite_limit was accepted";
+    } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("field 'base.suite_limit'"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ExperimentSpec, MixedCellsNeedABudgetAndAMenuWithBf16) {
     const ExperimentSpec f = load_experiment("bits-frontier");
     // Uniform recipes beside mixed budgets × menus: a list of grids.
@@ -517,6 +558,29 @@ TEST(ExperimentAnalysis, RateIntervalsStayWithinTheirRange) {
     EXPECT_NEAR(d.value.mean, 0.915, 1e-12);
     EXPECT_EQ(d.value.ci.high, 1.0);
     EXPECT_NEAR(d.value.ci.low, 0.915 - 12.706204736174707 * 0.015, 1e-9);
+}
+
+// An eval suite's success is a rate (printed in %, its interval within [0, 1]); its flips are
+// item counts (printed as counts, never below 0).
+TEST(ExperimentAnalysis, SuiteSuccessIsARateAndItsFlipsAreCounts) {
+    const ExperimentSpec s = parse_experiment(R"({"quantlab_experiment": 1, "name": "t", "replicates": 2,
+        "base": {"suite": "default"}, "grid": {"recipe": ["FP8_DEFAULT", "MXFP4"]},
+        "metrics": ["evalsuite/success", "evalsuite/right_to_wrong"]})", "t");
+    const std::vector<RunResult> runs = {{"recipe=FP8_DEFAULT", 0, 1, {{"evalsuite/success", 0.98}, {"evalsuite/right_to_wrong", 1}}, 500},
+                                         {"recipe=FP8_DEFAULT", 1, 2, {{"evalsuite/success", 0.90}, {"evalsuite/right_to_wrong", 9}}, 500},
+                                         {"recipe=MXFP4", 0, 3, {{"evalsuite/success", 0.1}, {"evalsuite/right_to_wrong", 40}}, 500},
+                                         {"recipe=MXFP4", 1, 4, {{"evalsuite/success", 0.1}, {"evalsuite/right_to_wrong", 40}}, 500}};
+    const ExperimentResult res = analyse(s, runs);
+    const MetricSummary& success = res.cells[0].metrics[0];
+    EXPECT_NEAR(success.value.mean, 0.94, 1e-12);
+    EXPECT_EQ(success.value.ci.high, 1.0);  // 0.94 + 12.7 * 0.04, clipped
+    const MetricSummary& flips = res.cells[0].metrics[1];
+    EXPECT_EQ(flips.value.ci.low, 0.0);     // 5 − 12.7 * 4, clipped
+    EXPECT_EQ(flips.interval, "t");         // not a binomial interval on the held-out examples
+    const std::string text = result_text(s, res);
+    EXPECT_NE(text.find("evalsuite/success %"), std::string::npos) << text;
+    EXPECT_NE(text.find("94.00"), std::string::npos) << text;
+    EXPECT_NE(text.find("40.0"), std::string::npos) << text;
 }
 
 TEST(ExperimentAnalysis, OneReplicateGetsBinomialIntervals) {

@@ -129,6 +129,12 @@ TEST_F(ExperimentsViewTest, TheDataAndPairsFieldsGiveAnEncoderItsSentences) {
     ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
     for (const auto& cell : view->spec()->cells) EXPECT_EQ(cell.parameters.pairs, pairs);
 
+    // An encoder does not answer an eval suite: the field's error is shown, nothing is planned.
+    view->setSuite(QStringLiteral("default"));
+    EXPECT_EQ(view->plannedRunCount(), 0);
+    EXPECT_NE(view->lastError().indexOf(QStringLiteral("base.suite")), -1) << view->lastError().toStdString();
+    view->setSuite(QString());
+
     // Another experiment starts from its own model and data again.
     ASSERT_TRUE(view->loadExperiment(QStringLiteral("nvfp4-vs-mxfp4"))) << view->lastError().toStdString();
     EXPECT_EQ(view->plannedRunCount(), demoRuns);
@@ -137,6 +143,22 @@ TEST_F(ExperimentsViewTest, TheDataAndPairsFieldsGiveAnEncoderItsSentences) {
         EXPECT_EQ(cell.parameters.pairs, "");
         EXPECT_NE(cell.parameters.data, sentences.toStdString());
     }
+    // Scored on a separate text, and answering the default suite: as experiment run's
+    // --eval-data and --suite, one success metric per category of the suite.
+    view->setEvalData(sentences);
+    view->setSuite(QStringLiteral("default"));
+    ASSERT_TRUE(view->lastError().isEmpty()) << view->lastError().toStdString();
+    for (const auto& cell : view->spec()->cells) {
+        EXPECT_EQ(cell.parameters.eval_data, sentences.toStdString());
+        EXPECT_EQ(cell.parameters.suite, "default");
+    }
+    const auto& answers = view->spec()->metrics;
+    for (const char* m : {"evalsuite/success", "evalsuite/right_to_wrong", "evalsuite/success/facts", "evalsuite/success/json"})
+        EXPECT_NE(std::find(answers.begin(), answers.end(), m), answers.end()) << m;
+    view->setSuite(QStringLiteral("/nonexistent/suite.jsonl"));
+    EXPECT_EQ(view->plannedRunCount(), 0);
+    EXPECT_NE(view->lastError().indexOf(QStringLiteral("/nonexistent/suite.jsonl")), -1) << view->lastError().toStdString();
+    view->setSuite(QString());
 }
 
 TEST_F(ExperimentsViewTest, ARunShowsTheEnginesStatisticsAndAFrontierPointSelectsItsRun) {
