@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -92,6 +94,46 @@ bool LocalRanks::finish(double grace_seconds) {
         }
     }
     return all_ok;
+}
+
+void start_training_ranks(const ArgParser& p, const std::vector<std::string>& args, int64_t batch_size, const std::string& device,
+                          DistributedOptions& distributed, int64_t& threads, std::optional<LocalRanks>& ranks) {
+    const int64_t nproc = p.integer("--nproc", 1);
+    if (nproc < 1 || nproc > 256) throw UserError("train: --nproc must be in 1..256");
+    distributed = distributed_from_environment();
+    if (nproc > 1 && distributed.enabled())
+        throw UserError("train: --nproc starts its own ranks; this process already is rank " + std::to_string(distributed.rank) +
+                        " of WORLD_SIZE " + std::to_string(distributed.world_size) + " (drop --nproc, or unset WORLD_SIZE)");
+    if (nproc > 1 && device != "cpu")
+        throw UserError("train: --nproc with --device " + device + " is not supported (the ranks reduce CPU tensors)");
+    if (nproc > 1) {
+        if (batch_size % nproc != 0)
+            throw UserError("train: --batch-size " + std::to_string(batch_size) + " (the global batch) does not split over " +
+                            std::to_string(nproc) + " ranks; use a multiple of " + std::to_string(nproc));
+        distributed.world_size = static_cast<int>(nproc);
+        distributed.rank = 0;
+        distributed.master_addr = "127.0.0.1";
+        distributed.master_port = free_loopback_port();
+    }
+    distributed.timeout_seconds = p.number("--dist-timeout", distributed.timeout_seconds);
+    if (!(distributed.timeout_seconds > 0) || !std::isfinite(distributed.timeout_seconds))
+        throw UserError("train: --dist-timeout must be a positive number of seconds");
+    if (nproc == 1) return;
+    if (threads == 0) threads = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / nproc);
+    // The children: this command line without --nproc (and --json, --project: rank 0's), with
+    // the thread count fixed.
+    std::vector<std::string> child = {"train"};
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--nproc" || args[i] == "--threads" || args[i] == "--project") {
+            ++i;
+            continue;
+        }
+        if (args[i] == "--json") continue;
+        child.push_back(args[i]);
+    }
+    child.push_back("--threads");
+    child.push_back(std::to_string(threads));
+    ranks.emplace(child, distributed);
 }
 
 }  // namespace ql::cli

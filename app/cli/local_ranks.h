@@ -6,9 +6,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/cli/arg_parser.h"
 #include "engine/core/distributed_options.h"
 
 namespace ql::cli {
@@ -39,5 +42,15 @@ private:
     std::vector<pid_t> pids_;
     bool finished_ = false;
 };
+
+// The --nproc N and --dist-timeout S options of a training command (`train qat|qad`, `train
+// lora|qlora|full`; `p` registered both): `distributed` becomes the group this process joins (a
+// launcher's environment, or rank 0 of N local ranks, started here into `ranks`), `threads` the
+// intra-op threads per process (unset: the cores divided by N). The children run `train` with
+// `args` (the command's arguments after "train") without --nproc, --threads, --project and
+// --json. UserError (prefixed "train: ") for a bad value, --nproc inside a launched group, a
+// device other than the CPU with --nproc, a global batch of `batch_size` that does not split.
+void start_training_ranks(const ArgParser& p, const std::vector<std::string>& args, int64_t batch_size, const std::string& device,
+                          DistributedOptions& distributed, int64_t& threads, std::optional<LocalRanks>& ranks);
 
 }  // namespace ql::cli

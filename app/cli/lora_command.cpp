@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_job_sink.h"
 #include "app/cli/device_option.h"
+#include "app/cli/local_ranks.h"
 #include "app/cli/recorded_run_info.h"
 #include "engine/api/lora_api.h"
 #include "engine/core/errors.h"
@@ -27,7 +29,8 @@ const char* const kLoraTrainUsage =
     "    [--steps N] [--lr X] [--batch-size B] [--grad-accum K] [--schedule constant|cosine|linear|wsd] [--warmup N]\n"
     "    [--final-lr F] [--weight-decay W] [--clip-norm C] [--temperature T] [--teacher T] [--calib C]\n"
     "    [--eval-data E] [--eval-every N] [--eval-samples N] [--windows quantlab|hf|llama] [--checkpoint-every N]\n"
-    "    [--seed S] [--seq-len L] [--device D] [--threads T] [--resume | --force] [--dry-run] [--project P] [--json]\n\n"
+    "    [--seed S] [--seq-len L] [--device D] [--threads T] [--nproc N] [--dist-timeout S] [--resume | --force]\n"
+    "    [--dry-run] [--project P] [--json]\n\n"
     "LoRA adapters (x A^T B^T alpha/r beside every targeted Linear layer, dropout on x) trained on a frozen base.\n"
     "qlora: the base is MODEL quantized to NF4 with double quantization (blocks of 64, lm_head kept), or --recipe's\n"
     "format; lora: the base is MODEL in full precision, or quantized by --recipe (any QuantLab weight format: INT4\n"
@@ -37,7 +40,8 @@ const char* const kLoraTrainUsage =
     "(--loftq-iters times) so that Q + s B A ~ W. --loss sft: cross-entropy on the data's scored tokens; kl: LoRA-QAD,\n"
     "KL to the full-precision teacher. DIR receives adapter/ (a PEFT folder: adapter_config.json,\n"
     "adapter_model.safetensors, quantlab_lora.json with the base's fingerprint), checkpoint/ and train_report.json;\n"
-    "Ctrl-C pauses, --resume continues bit-exactly. --dry-run prints the memory estimate (base codes and constants,\n"
+    "Ctrl-C pauses, --resume continues bit-exactly. --nproc N: N data-parallel ranks over Gloo (the adapters'\n"
+    "gradients averaged; B is the global batch), as train qat|qad (docs/TRAINING.md \"Several processes\"). --dry-run prints the memory estimate (base codes and constants,\n"
     "adapters, gradients, optimizer states, activations) beside full fine-tuning and QAT, and trains nothing.\n"
     "Defaults: rank 8, alpha 16, no dropout, 100 steps, batch 8, lr 2e-4 cosine to 10 %, adapters fp32.";
 
@@ -60,7 +64,7 @@ int run_lora_train(const std::vector<std::string>& args) {
                  "--adapter-dtype", "--loss", "--steps", "--lr", "--batch-size", "--grad-accum", "--schedule", "--warmup",
                  "--final-lr", "--weight-decay", "--clip-norm", "--temperature", "--teacher", "--calib", "--calib-samples",
                  "--eval-data", "--eval-every", "--eval-samples", "--windows", "--checkpoint-every", "--seed", "--seq-len",
-                 "--device", "--threads", "--project"},
+                 "--device", "--threads", "--project", "--nproc", "--dist-timeout"},
                 {"--resume", "--force", "--dry-run", "--json"});
     p.parse(args);
     if (p.positional().size() != 2) throw UserError("train: expected lora, qlora or full and MODEL (quantlab-cli train qlora demo ...)");
@@ -124,6 +128,9 @@ int run_lora_train(const std::vector<std::string>& args) {
         }
         return 0;
     }
+    // Several processes, as train qat|qad: --nproc N launches them here; a launcher's environment joins its group.
+    std::optional<LocalRanks> local_ranks;
+    start_training_ranks(p, args, req.batch_size, req.device, req.distributed, req.threads, local_ranks);
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink cli_sink;
@@ -136,15 +143,27 @@ int run_lora_train(const std::vector<std::string>& args) {
                                        {"device", req.device}})
                            .dump();
     LoraTrainReport r;
+    if (!req.distributed.is_main()) {
+        // Ranks 1..N-1 train and report nothing: rank 0 writes the project, DIR and the output.
+        NullJobSink quiet;
+        run_lora_training(req, quiet, cancel);
+        return 0;
+    }
     try {
         projects::run_recorded(p.value("--project"), info, cli_sink,
                                [&](JobSink& sink) { r = run_lora_training(req, sink, cancel); }, "paused; resume with --resume");
     } catch (const JobCancelled&) {
         cli_sink.finish_line();
         std::fprintf(stderr, "train: stopped; the checkpoint in %s/checkpoint resumes it (--resume)\n", req.out_dir.c_str());
+        if (local_ranks) local_ranks->finish(10);
+        throw;
+    } catch (...) {
+        cli_sink.finish_line();
+        if (local_ranks) local_ranks->finish(10);  // those that never joined are stopped
         throw;
     }
     cli_sink.finish_line();
+    if (local_ranks && !local_ranks->finish(60)) throw UserError("train: a rank failed (above); rank 0 finished the run");
     if (p.has("--json")) {
         std::printf("%s", lora_train_report_json(r).c_str());
         return 0;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <thread>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +15,6 @@
 #include "app/cli/local_ranks.h"
 #include "app/cli/lora_command.h"
 #include "app/cli/recorded_run_info.h"
-#include "engine/core/loopback_port.h"
 #include "projects/project_run_recorder.h"
 #include "engine/core/errors.h"
 #include "engine/api/ptq_api.h"
@@ -154,45 +152,8 @@ int run(const std::vector<std::string>& args) {
     if (p.has("--threads") && (req.threads < 1 || req.threads > 1024)) throw UserError("train: --threads must be in 1..1024");
 
     // Several processes: --nproc N launches them here; a launcher's environment joins its group.
-    const int64_t nproc = p.integer("--nproc", 1);
-    if (nproc < 1 || nproc > 256) throw UserError("train: --nproc must be in 1..256");
-    req.distributed = distributed_from_environment();
-    if (nproc > 1 && req.distributed.enabled())
-        throw UserError("train: --nproc starts its own ranks; this process already is rank " +
-                        std::to_string(req.distributed.rank) + " of WORLD_SIZE " + std::to_string(req.distributed.world_size) +
-                        " (drop --nproc, or unset WORLD_SIZE)");
-    if (nproc > 1 && req.device != "cpu")
-        throw UserError("train: --nproc with --device " + req.device + " is not supported (the ranks reduce CPU tensors)");
     std::optional<LocalRanks> local_ranks;
-    if (nproc > 1) {
-        if (req.batch_size % nproc != 0)
-            throw UserError("train: --batch-size " + std::to_string(req.batch_size) + " (the global batch) does not split over " +
-                            std::to_string(nproc) + " ranks; use a multiple of " + std::to_string(nproc));
-        req.distributed.world_size = static_cast<int>(nproc);
-        req.distributed.rank = 0;
-        req.distributed.master_addr = "127.0.0.1";
-        req.distributed.master_port = free_loopback_port();
-    }
-    req.distributed.timeout_seconds = p.number("--dist-timeout", req.distributed.timeout_seconds);
-    if (!(req.distributed.timeout_seconds > 0) || !std::isfinite(req.distributed.timeout_seconds))
-        throw UserError("train: --dist-timeout must be a positive number of seconds");
-    if (nproc > 1) {
-        if (req.threads == 0) req.threads = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / nproc);
-        // The children: this command line without --nproc (and --json, --project: rank 0's), with
-        // the thread count fixed.
-        std::vector<std::string> child = {"train"};
-        for (size_t i = 0; i < args.size(); ++i) {
-            if (args[i] == "--nproc" || args[i] == "--threads" || args[i] == "--project") {
-                ++i;
-                continue;
-            }
-            if (args[i] == "--json") continue;
-            child.push_back(args[i]);
-        }
-        child.push_back("--threads");
-        child.push_back(std::to_string(req.threads));
-        local_ranks.emplace(child, req.distributed);
-    }
+    start_training_ranks(p, args, req.batch_size, req.device, req.distributed, req.threads, local_ranks);
     const bool main_rank = req.distributed.is_main();
 
     CancellationToken cancel;

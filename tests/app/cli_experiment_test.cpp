@@ -17,6 +17,7 @@
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
 #include "tests/app/cli_test_demo.h"
+#include "tests/demo_suite.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
@@ -212,19 +213,8 @@ TEST_F(CliExperiment, RunsAnswerTheEvalSuiteAgainstOneFpBaseline) {
         "base": {"model": "demo", "method": "ptq", "data": "synthetic:arith", "calib_samples": 32, "eval_samples": 40},
         "grid": {"recipe": ["FP8_DEFAULT", "MXFP4"]},
         "metrics": ["kl"]})";
-    // The demo's own problems (docs/DATA.md: digits least significant first): 42 + 917 = 959 is
-    // "240+719=" -> "9590".
-    std::ofstream(dir + "/demo.jsonl")
-        << R"({"id": "add-1", "category": "add", "prompt": "240+719=", "max_tokens": 6, "check": {"type": "exact", "answer": "9590"}}
-{"id": "add-2", "category": "add", "prompt": "503+882=", "max_tokens": 6, "check": {"type": "exact", "answer": "3950"}}
-{"id": "add-3", "category": "add", "prompt": "167+990=", "max_tokens": 6, "check": {"type": "exact", "answer": "0680"}}
-{"id": "sub-1", "category": "sub", "prompt": "999-100=", "max_tokens": 6, "check": {"type": "exact", "answer": "8990"}}
-{"id": "add-4", "category": "add", "prompt": "310+046=", "max_tokens": 6, "check": {"type": "exact", "answer": "3560"}}
-{"id": "mul-1", "category": "mul", "prompt": "210*333=", "max_tokens": 6, "check": {"type": "exact", "answer": "6300"}}
-{"id": "mul-2", "category": "mul", "prompt": "052*444=", "max_tokens": 6, "check": {"type": "exact", "answer": "0001"}}
-{"id": "mul-3", "category": "mul", "prompt": "780*777=", "max_tokens": 6, "check": {"type": "exact", "answer": "9060"}}
-)";
-    const int items = 6;  // of the 7 add and mul items
+    std::ofstream(dir + "/demo.jsonl") << kDemoSuite;
+    const int items = 4;  // of its 5 add and mul items
     const CliResult r = run_cli({"experiment", "run", dir + "/e.json", "--project", project, "--suite", dir + "/demo.jsonl",
                                  "--suite-categories", "add,mul", "--suite-limit", std::to_string(items), "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

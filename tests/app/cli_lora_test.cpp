@@ -7,6 +7,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 
 #include "engine/core/nd_array.h"
 #include "engine/io/npy_file.h"
+#include "engine/io/safetensors_file.h"
 #include "tests/app/cli_runner.h"
 #include "tests/peer_paths.h"
 
@@ -80,6 +83,48 @@ TEST(CliLora, TrainsAQloraAdapterAndWritesAPeftFolder) {
     const CliResult other = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/run",
                                      "--steps", "8", "--batch-size", "4", "--rank", "8", "--resume"});
     EXPECT_NE(other.exit_code, 0);
+}
+
+// Two data-parallel ranks (--nproc 2 over Gloo on loopback) with the fixture's global batch train
+// the fixture's adapters: the averaged gradients differ from one process's only in the order of
+// float sums, which moves no weight by more than 1e-4 of the tensor's largest (a wrong shard or
+// loss weighting moves them by ~lr = 1e-2 per step).
+TEST(CliLora, TwoRanksTrainTheAdaptersOfOneProcessWithTheGlobalBatch) {
+    const LoraRunFixture& f = lora_run();
+    const CliResult two = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/two",
+                                   "--steps", "8", "--batch-size", "4", "--lr", "1e-2", "--rank", "4", "--alpha", "8",
+                                   "--eval-samples", "8", "--seed", "3", "--nproc", "2", "--dist-timeout", "60", "--json"});
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    const json r2 = json::parse(two.out);
+    EXPECT_EQ(r2["steps"], 8);
+    const SafetensorsFile one = SafetensorsFile::open(f.dir + "/run/adapter/adapter_model.safetensors");
+    const SafetensorsFile other = SafetensorsFile::open(f.dir + "/two/adapter/adapter_model.safetensors");
+    ASSERT_EQ(one.tensors().size(), other.tensors().size());
+    ASSERT_EQ(one.tensors().size(), 2u * 14u);  // A and B of 14 layers
+    for (const auto& t : one.tensors()) {
+        const auto* u = other.find(t.name);
+        ASSERT_NE(u, nullptr) << t.name;
+        ASSERT_EQ(t.dtype, SafetensorsDtype::F32) << t.name;
+        const TensorBytes a = one.bytes(t), b = other.bytes(*u);
+        ASSERT_EQ(a.size, b.size) << t.name;
+        const auto* va = reinterpret_cast<const float*>(a.data);
+        const auto* vb = reinterpret_cast<const float*>(b.data);
+        double max_abs = 0, max_diff = 0;
+        for (size_t i = 0; i < a.size / sizeof(float); ++i) {
+            max_abs = std::max(max_abs, std::fabs(double(va[i])));
+            max_diff = std::max(max_diff, std::fabs(double(va[i]) - double(vb[i])));
+        }
+        EXPECT_GT(max_abs, 0.0) << t.name << " did not train";
+        EXPECT_LE(max_diff, 1e-4 * max_abs) << t.name << ": max |difference| " << max_diff;
+    }
+    EXPECT_NEAR(r2["after"]["loss"].get<double>(), f.report["after"]["loss"].get<double>(),
+                1e-4 * f.report["after"]["loss"].get<double>());
+    // A global batch that does not split over the ranks is refused before anything starts.
+    const CliResult odd = run_cli({"train", "qlora", kLoraModel, "--data", f.data, "--seq-len", "32", "--out", f.dir + "/odd",
+                                   "--steps", "2", "--batch-size", "5", "--nproc", "2"});
+    EXPECT_EQ(odd.exit_code, 1);
+    EXPECT_NE(odd.err.find("does not split over 2 ranks"), std::string::npos) << odd.err;
+    EXPECT_FALSE(fs::exists(f.dir + "/odd"));
 }
 
 TEST(CliLora, DryRunPrintsTheMemoryEstimateBesideFullFineTuningAndQat) {

@@ -26,6 +26,7 @@
 #include "engine/export/export_report.h"
 #include "engine/loading/model_source.h"
 #include "engine/quant/quant_plan.h"
+#include "tests/demo_suite.h"
 #include "tests/engine/user_error_text.h"
 
 namespace ql::evaluation {
@@ -34,23 +35,13 @@ namespace {
 namespace fs = std::filesystem;
 using test::user_error_text;
 
-// Demo problems (docs/DATA.md: digits least significant first, 3 per operand, 4 per answer):
-// 42 + 917 = 959 is "240+719=" -> "9590"; 12 × 3 = 36 is "210*333=" -> "6300" (the multiplier repeated).
-const char* kDemoSuite =
-    R"({"id": "add-1", "category": "add", "prompt": "240+719=", "max_tokens": 6, "check": {"type": "exact", "answer": "9590"}}
-{"id": "add-2", "category": "add", "prompt": "100+100=", "max_tokens": 6, "check": {"type": "exact", "answer": "2000"}}
-{"id": "sub-1", "category": "sub", "prompt": "999-100=", "max_tokens": 6, "check": {"type": "exact", "answer": "8990"}}
-{"id": "mul-1", "category": "mul", "prompt": "210*333=", "max_tokens": 6, "check": {"type": "exact", "answer": "6300"}}
-{"id": "mul-2", "category": "mul", "prompt": "500*222=", "max_tokens": 6, "check": {"type": "regex", "pattern": "^0100$"}}
-{"id": "add-3", "category": "add", "prompt": "123+000=", "max_tokens": 6, "check": {"type": "exact", "answer": "1230"}}
-)";
 
 class SuiteRunner : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         dir() = (fs::temp_directory_path() / ("quantlab-suite-runner-" + std::to_string(getpid()))).string();
         fs::create_directories(dir());
-        std::ofstream(dir() + "/demo.jsonl") << kDemoSuite;
+        std::ofstream(dir() + "/demo.jsonl") << test::kDemoSuite;
         PtqRequest req;  // an NVFP4 demo checkpoint (W4A4), as ptq writes it
         req.model = "demo";
         req.recipe = "NVFP4_DEFAULT";
