@@ -49,21 +49,22 @@ float code_of(float a, float r, float k) {
 
 }  // namespace
 
-int64_t llm_int8_outlier_columns(const float* x, int64_t rows, int64_t cols, float threshold, uint8_t* out) {
-    for (int64_t j = 0; j < cols; ++j) out[j] = 0;
-    if (!(threshold > 0.0f)) return 0;
-    for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j)
-            if (is_outlier(fp16_round_trip(x[i * cols + j]), threshold)) out[j] = 1;
-    int64_t n = 0;
-    for (int64_t j = 0; j < cols; ++j) n += out[j];
-    return n;
-}
-
 void llm_int8_outlier_counts(const float* x, int64_t rows, int64_t cols, float threshold, int64_t* counts) {
     for (int64_t j = 0; j < cols; ++j) counts[j] = 0;
+    if (!(threshold > 0.0f)) return;
     for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < cols; ++j) counts[j] += is_outlier(fp16_round_trip(x[i * cols + j]), threshold) ? 1 : 0;
+}
+
+int64_t llm_int8_outlier_columns(const float* x, int64_t rows, int64_t cols, float threshold, uint8_t* out) {
+    std::vector<int64_t> counts(static_cast<size_t>(cols));
+    llm_int8_outlier_counts(x, rows, cols, threshold, counts.data());
+    int64_t n = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+        out[j] = counts[static_cast<size_t>(j)] > 0 ? 1 : 0;
+        n += out[j];
+    }
+    return n;
 }
 
 void llm_int8_encode(const float* x, int64_t rows, int64_t cols, float threshold, int8_t* codes, float* absmax,
