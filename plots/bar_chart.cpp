@@ -201,15 +201,22 @@ int BarChart::bestGroup(int category) const {
 void BarChart::computeBest() {
     m_best.fill(-1, m_categories.size());
     for (int c = 0; c < m_categories.size(); ++c) {
+        // A tie at the top has no best: every run at 0 % (a category nobody answers) must not
+        // star the first one.
         double best = kNaN;
+        bool tied = false;
         for (int g = 0; g < m_groups.size(); ++g) {
             const double v = m_values[g][c];
             if (!std::isfinite(v)) continue;
             if (std::isnan(best) || (m_higherIsBetter ? v > best : v < best)) {
                 best = v;
                 m_best[c] = g;
+                tied = false;
+            } else if (v == best) {
+                tied = true;
             }
         }
+        if (tied) m_best[c] = -1;
     }
 }
 

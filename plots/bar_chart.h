@@ -52,7 +52,7 @@ public:
     void setBars(const QVector<Bar>& bars, bool sortDescending = false);
     // values[g][c] is group g's value in category c (e.g. groups = runs, categories = metrics);
     // missing entries and NaN are drawn as no bar. One colour per group; the best group of each
-    // category (see setHigherIsBetter) is outlined and starred.
+    // category (see setHigherIsBetter) is outlined and starred, unless several tie for it.
     void setGroupedBars(const QStringList& categories, const QStringList& groups,
                         const QVector<QVector<double>>& values);
     // Grouped mode: a whisker on each bar from lows[g][c] to highs[g][c] (an interval, e.g. a
@@ -80,7 +80,7 @@ public:
     QVector<Bar> bars() const { return m_bars; }
     // Number of categories: bars (setBars) or categories (grouped).
     int categoryCount() const;
-    // Index of the best group in `category` (grouped mode), -1 if none.
+    // Index of the best group in `category` (grouped mode), -1 if none or a tie at the top.
     int bestGroup(int category) const;
     // Pixel position (customPlot() coordinates) of the middle of bar `index` (grouped mode:
     // category `index`, group `group`), and the fill colour it is drawn with.

@@ -114,7 +114,7 @@ EvaluationView::EvaluationView(QWidget* parent) : QWidget(parent), m_runner(new 
     top->setChildrenCollapsible(false);
     auto* newBox = new QGroupBox(tr("New evaluation"), top);
     auto* newLayout = new QVBoxLayout(newBox);
-    m_reference = new QLabel(tr("Baseline: no model open."), newBox);
+    m_reference = new QLabel(tr("Baseline of a new evaluation: no model open."), newBox);
     m_reference->setObjectName(QStringLiteral("evaluationReference"));
     m_reference->setWordWrap(true);
     newLayout->addWidget(m_reference);
@@ -321,7 +321,7 @@ void EvaluationView::setProject(const QString& path) {
 void EvaluationView::setReferenceModel(const QString& path, bool generates) {
     m_referencePath = path;
     m_generates = generates;
-    m_reference->setText(generates ? tr("Baseline: %1").arg(path)
+    m_reference->setText(generates ? tr("Baseline of a new evaluation (the open model): %1").arg(path)
                                    : tr("%1 does not generate text: open a decoder with a tokenizer to evaluate it.").arg(path));
     updateButtons();
 }

@@ -319,8 +319,11 @@ void ExperimentsView::reloadSpec() {
     o.suite = m_suite->text().trimmed().toStdString();
     try {
         // One metric per category of the suite (as quantlab-cli experiment run --suite).
-        if (!o.suite.empty())
-            for (const auto& [category, items] : describe_suite(o.suite).categories) o.suite_metric_categories.push_back(category);
+        if (!o.suite.empty()) {
+            const SuiteOverview suite = describe_suite(o.suite);
+            for (const auto& [category, items] : suite.categories) o.suite_metric_categories.push_back(category);
+            o.suite_has_json = !suite.json_categories.empty();
+        }
         // A sentence encoder takes a template's encoder form; without sentences in Data the
         // engine's error says what to give (shown above the table).
         o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);

@@ -121,8 +121,12 @@ int run_experiment(const std::vector<std::string>& args) {
         // check_experiment_models).
         const std::vector<std::string> listed = split_list(o.suite_categories);
         const std::set<std::string> chosen(listed.begin(), listed.end());
-        for (const auto& [category, items] : describe_suite(o.suite).categories)
-            if (chosen.empty() || chosen.count(category)) o.suite_metric_categories.push_back(category);
+        const SuiteOverview suite = describe_suite(o.suite);
+        for (const auto& [category, items] : suite.categories)
+            if (chosen.empty() || chosen.count(category)) {
+                o.suite_metric_categories.push_back(category);
+                o.suite_has_json = o.suite_has_json || suite.json_categories.count(category) > 0;
+            }
     }
     o.encoder = !o.model.empty() && model_is_sentence_encoder(o.model);
     const int64_t workers = std::max<int64_t>(1, p.positive_integer("--workers"));

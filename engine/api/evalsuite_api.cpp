@@ -104,6 +104,8 @@ SuiteOverview describe_suite(const std::string& suite) {
         for (const auto& item : s.items) n += item.category == c ? 1 : 0;
         o.categories.emplace_back(c, n);
     }
+    for (const auto& item : s.items)
+        if (std::holds_alternative<evaluation::JsonSchemaCheck>(item.check)) o.json_categories.insert(item.category);
     return o;
 }
 

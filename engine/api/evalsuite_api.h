@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,8 @@ struct SuiteOverview {
     std::string path, sha256;
     int64_t items = 0;
     std::vector<std::pair<std::string, int64_t>> categories;
+    // Categories holding json_schema items: only their answers count in evalsuite/json_valid.
+    std::set<std::string> json_categories;
 };
 SuiteOverview describe_suite(const std::string& suite);
 

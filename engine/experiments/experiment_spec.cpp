@@ -430,8 +430,9 @@ ExperimentSpec parse_json(json j, const std::string& file, const ExperimentOverr
         if (o.suite_limit > 0) base["suite_limit"] = o.suite_limit;
         j["base"] = base;
         json metrics = j.value("metrics", json::array({"exact_match", "kl"}));
-        std::vector<std::string> wanted = {"evalsuite/success", "evalsuite/json_valid", "evalsuite/right_to_wrong",
-                                           "evalsuite/wrong_to_right"};
+        std::vector<std::string> wanted = {"evalsuite/success"};
+        if (o.suite_has_json) wanted.push_back("evalsuite/json_valid");
+        wanted.insert(wanted.end(), {"evalsuite/right_to_wrong", "evalsuite/wrong_to_right"});
         for (const std::string& c : o.suite_metric_categories) wanted.push_back("evalsuite/success/" + c);
         for (const std::string& m : wanted)
             if (std::find(metrics.begin(), metrics.end(), json(m)) == metrics.end()) metrics.push_back(m);

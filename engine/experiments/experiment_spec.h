@@ -118,6 +118,9 @@ struct ExperimentOverrides {
     std::string suite_categories;
     int64_t suite_limit = 0;
     std::vector<std::string> suite_metric_categories;
+    // The selection holds json_schema items (describe_suite's json_categories): only then is
+    // evalsuite/json_valid among the metrics (a column of "-" otherwise).
+    bool suite_has_json = false;
     // base.device for every run (canonical: cpu, cuda:N). "cpu" removes base.device, so that
     // --device cpu is the experiment without the flag (same identity); "" = keep the file's.
     std::string device;

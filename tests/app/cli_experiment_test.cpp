@@ -227,6 +227,7 @@ TEST_F(CliExperiment, RunsAnswerTheEvalSuiteAgainstOneFpBaseline) {
         ASSERT_TRUE(success && r2w && w2r) << r.out;
         ASSERT_TRUE(cell_metric(j, cell, "evalsuite/success/mul")) << r.out;
         EXPECT_FALSE(cell_metric(j, cell, "evalsuite/success/sub")) << "a category outside the selection";
+        EXPECT_FALSE(cell_metric(j, cell, "evalsuite/json_valid")) << "the selection has no JSON items";
         const std::vector<double> s = (*success)["values"], lost = (*r2w)["values"], won = (*w2r)["values"];
         ASSERT_EQ(s.size(), 2u);
         for (std::size_t k = 0; k < s.size(); ++k) {

@@ -384,6 +384,7 @@ TEST(ExperimentSpec, ASuiteOverrideAddsItsParametersAndTheAnswersMetrics) {
     o.suite_categories = "arithmetic,facts";
     o.suite_limit = 12;
     o.suite_metric_categories = {"arithmetic", "facts"};
+    o.suite_has_json = true;
     const ExperimentSpec s = load_experiment("qad-vs-qat", o);
     // The study's own metrics first, then the answers'.
     EXPECT_EQ(s.metrics, (std::vector<std::string>{"exact_match", "kl", "agreement", "loss", "evalsuite/success", "evalsuite/json_valid",
@@ -394,6 +395,11 @@ TEST(ExperimentSpec, ASuiteOverrideAddsItsParametersAndTheAnswersMetrics) {
         EXPECT_EQ(c.parameters.suite_categories, "arithmetic,facts");
         EXPECT_EQ(c.parameters.suite_limit, 12);
     }
+    // Without JSON items in the selection there is no schema-validity metric.
+    o.suite_has_json = false;
+    EXPECT_EQ(load_experiment("qad-vs-qat", o).metrics,
+              (std::vector<std::string>{"exact_match", "kl", "agreement", "loss", "evalsuite/success", "evalsuite/right_to_wrong",
+                                        "evalsuite/wrong_to_right", "evalsuite/success/arithmetic", "evalsuite/success/facts"}));
     // A different suite selection is a different experiment.
     EXPECT_NE(s.identity_sha256, load_experiment("qad-vs-qat").identity_sha256);
     EXPECT_TRUE(is_token_model_metric("evalsuite/success/facts"));

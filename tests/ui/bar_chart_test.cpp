@@ -120,6 +120,12 @@ TEST(BarChart, GroupedBarsMarkTheBestOfEachCategory) {
     EXPECT_EQ(chart.bestGroup(0), 0);
     EXPECT_EQ(chart.bestGroup(1), 1);
     chart.setHigherIsBetter(true);
+    // A tie at the top (every run at 0 %: a category nobody answers) stars nobody; a tie below
+    // the top does not matter.
+    BarChart tied;
+    tied.setGroupedBars({"tool_calls", "facts"}, {"fp32", "fp8", "nvfp4"}, {{0.0, 0.5}, {0.0, 0.4}, {0.0, 0.4}});
+    EXPECT_EQ(tied.bestGroup(0), -1);
+    EXPECT_EQ(tied.bestGroup(1), 0);
     showChart(chart);
     const PlotStyle style = PlotStyle::fromPalette(chart.palette(), chart.font());
     EXPECT_NE(chart.barColor(0, 0), chart.barColor(0, 1));  // one colour per group
