@@ -7,8 +7,11 @@
 #include <QPushButton>
 #include <QStyle>
 
+#include <algorithm>
+
 #include "engine/core/job_estimate.h"
 #include "engine/core/process_memory.h"
+#include "engine/jobs/ptq_progress.h"
 #include "ui/job_runner.h"
 
 namespace ql {
@@ -97,13 +100,20 @@ void RunControls::updateProgress() {
     if (auto f = p.fraction()) {
         m_bar->setRange(0, 1000);
         m_bar->setValue(static_cast<int>(*f * 1000));
-        m_bar->setFormat(QStringLiteral("%1 / %2").arg(p.done()).arg(p.total()));
+        // A layer-by-layer PTQ counts thousandths of a block: show the block and the percentage.
+        if (phase == QLatin1String("ptq") && p.total() % kPtqProgressPerPart == 0)
+            m_bar->setFormat(tr("block %1 of %2 · %3 %")
+                                 .arg(std::min(p.total(), p.done()) / kPtqProgressPerPart + (p.done() < p.total() ? 1 : 0))
+                                 .arg(p.total() / kPtqProgressPerPart)
+                                 .arg(*f * 100, 0, 'f', 1));
+        else
+            m_bar->setFormat(QStringLiteral("%1 / %2").arg(p.done()).arg(p.total()));
     } else {
         m_bar->setRange(0, 0);  // busy indicator: the total is unknown
     }
     m_phase->setText(tr("%1: %2").arg(m_runner->title(), phase));
     QStringList parts;
-    if (auto r = p.rate()) parts << tr("%1 %2/s").arg(*r, 0, 'g', 3).arg(phase == QLatin1String("train") ? tr("steps") : tr("items"));
+    if (auto r = p.rate(); r && phase != QLatin1String("ptq")) parts << tr("%1 %2/s").arg(*r, 0, 'g', 3).arg(phase == QLatin1String("train") ? tr("steps") : tr("items"));
     if (auto eta = p.eta_s()) parts << tr("%1 left").arg(QString::fromStdString(format_duration(*eta)));
     // The memory lane: the process's resident memory (mapped weights included) beside progress.
     if (const ProcessMemory m = process_memory(); m.rss_bytes > 0)

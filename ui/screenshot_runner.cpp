@@ -9,6 +9,7 @@
 #include <QTabWidget>
 #include <QLineEdit>
 #include <QImage>
+#include <QLabel>
 #include <QPixmap>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -50,6 +51,7 @@
 #include "ui/workbench.h"
 #include "ui/format_explorer_view.h"
 #include "ui/generate_view.h"
+#include "ui/run_controls.h"
 #include "ui/run_launcher.h"
 #include "ui/main_window.h"
 #include "ui/palette_quantizer.h"
@@ -353,6 +355,54 @@ std::vector<ScreenshotRunner::Shot> ScreenshotRunner::whatIfShots(const QString&
                                                                   const QString& calibration) {
     return {whatIfShot(stem + QStringLiteral(".png"), ThemeManager::Theme::Light, kvCache, rotation, tensor, calibration),
             whatIfShot(stem + QStringLiteral("-dark.png"), ThemeManager::Theme::Dark, kvCache, rotation, tensor, calibration)};
+}
+
+std::vector<ScreenshotRunner::Shot> ScreenshotRunner::progressShots(const QString& stem, const QString& preset,
+                                                                    const QString& calibration, qint64 done) {
+    auto started = std::make_shared<bool>(false);  // one start: a refused run is not retried
+    // The run goes into a project of its own, not the demo project a model folder opens with.
+    auto project = std::make_shared<QTemporaryDir>();
+    Shot shot{stem + QStringLiteral(".png"),
+              [=](MainWindow& w) {
+                  w.themeManager()->apply(ThemeManager::Theme::Light);
+                  if (!project->isValid() || !w.workbench()->openProject(project->filePath(QStringLiteral("progress.qlab")), true))
+                      throw std::runtime_error("cannot create a project for the run");
+                  w.showView(QStringLiteral("workbench"));
+              },
+              [=](MainWindow& w) {
+                  // The model opens in the background: start once it is there, then wait for the
+                  // progress to move and the time left to be known.
+                  Workbench* wb = w.workbench();
+                  if (!wb->modelPanel()->hasModel()) return false;
+                  JobRunner* runner = wb->runner();
+                  if (!*started) {
+                      *started = true;
+                      // Set once the model is open: opening it sets the editor up for the model.
+                      if (!wb->recipeEditor()->setPreset(preset))
+                          std::fprintf(stderr, "quantlab: %s.png: unknown preset '%s'\n", qPrintable(stem), qPrintable(preset));
+                      wb->recipeEditor()->setCalibration(calibration);
+                      if (!wb->startRun())
+                          std::fprintf(stderr, "quantlab: %s.png: the run did not start: %s\n", qPrintable(stem), qPrintable(wb->lastError()));
+                      w.showView(QStringLiteral("workbench"));  // a start shows the dashboard: back to the recipe and its estimate
+                      return false;
+                  }
+                  if (!runner->isRunning()) return true;  // refused, failed or done: show what the window says
+                  // The project records the model when the run starts, which opens it again and
+                  // resets the editor: show the running setup and its estimate again.
+                  RecipeEditor* editor = wb->recipeEditor();
+                  auto* field = editor->findChild<QLineEdit*>(QStringLiteral("calibration"));
+                  if (field && field->text() != calibration) {
+                      editor->setPreset(preset);
+                      editor->setCalibration(calibration);
+                  }
+                  auto* validation = editor->findChild<QLabel*>(QStringLiteral("recipeValidation"));
+                  const ProgressEstimate& p = runner->progress();
+                  return p.done() >= done && p.eta_s().has_value() &&
+                         wb->runControls()->progressText().contains(QStringLiteral("RSS")) &&
+                         (!validation || validation->text().contains(QStringLiteral("estimate")));
+              },
+              3600000};  // a 1 B model's first block on 2 cores
+    return {shot};
 }
 
 std::vector<ScreenshotRunner::Shot> ScreenshotRunner::experimentShots(const QString& name, const QString& stem,

@@ -56,6 +56,13 @@ public:
     // ("Cells", "Differences", "QAT fraction", "Bits frontier"; "" = the one the experiment was
     // made for), with the run of `cell` selected ("" = none), showing `metric` ("" = the
     // experiment's first).
+    // A long PTQ in progress (docs/BENCHMARKS.md's big models): "<stem>.png" of the workbench once
+    // a PTQ of the open model with `preset`, calibrating on `calibration`, has reported `done`
+    // of its progress (default: into the second block of a layer-by-layer run, so that its time
+    // left comes from a whole block) — the recipe panel's estimate, the progress bar and the
+    // memory lane (RSS) beside it. The run is cancelled when the window closes.
+    static std::vector<Shot> progressShots(const QString& stem, const QString& preset, const QString& calibration,
+                                           qint64 done = 1001);
     static std::vector<Shot> experimentShots(const QString& name, const QString& stem, const QString& tab = {},
                                              const QString& cell = {}, const QString& metric = {});
     void setShots(std::vector<Shot> shots) { m_shots = std::move(shots); }

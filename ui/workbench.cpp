@@ -292,6 +292,10 @@ void Workbench::estimateRun(int generation, const QString& fits) {
     req.samples = setup.calibrationSamples;
     req.seed = setup.seed;
     req.dry_run = true;
+    // The run the workbench starts writes its checkpoint, block by block for a large model, so
+    // the estimate is that of a run with an output folder (a dry run writes nothing there).
+    req.out_dir = QDir(QDir::tempPath()).filePath(QStringLiteral("quantlab-estimate-not-written")).toStdString();
+    req.force = true;  // only the estimate: nothing is replaced
     backgroundCall<JobEstimate>(
         this, [req] {
             NullJobSink sink;

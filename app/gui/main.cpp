@@ -3,7 +3,7 @@
 // show the main window (or render screenshots and quit).
 //
 //   quantlab [PROJECT.qlab | MODEL_FOLDER] [--theme light|dark] [--format NAME] [--screenshot-dir DIR [--screenshot-size WxH]
-//            [--screenshot-experiment NAME[,STEM[,TAB[,METRIC[,CELL]]]]]]
+//            [--screenshot-experiment NAME[,STEM[,TAB[,METRIC[,CELL]]]]] [--screenshot-progress STEM,PRESET,DATA]]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -87,8 +87,14 @@ int main(int argc, char** argv) {
         QStringLiteral("With --screenshot-dir and a .onnx or .gguf file as the path: render the Export Doctor's report on it "
                        "as STEM.png."),
         QStringLiteral("STEM"));
+    const QCommandLineOption screenshotProgress(
+        QStringLiteral("screenshot-progress"),
+        QStringLiteral("With --screenshot-dir: start a PTQ of the opened model with PRESET calibrating on DATA and render the "
+                       "workbench as STEM.png once its progress has moved and its time left is known (the estimate, the "
+                       "progress and the memory lane); the run is cancelled when the window closes."),
+        QStringLiteral("STEM,PRESET,DATA"));
     parser.addOptions({screenshotDir, screenshotFormats, screenshotSentences, screenshotPairs, screenshotSize, screenshotOnly, screenshotWhatIf,
-                       screenshotCalib, screenshotExperiment, screenshotRealModel, screenshotDoctor, theme, format});
+                       screenshotCalib, screenshotExperiment, screenshotRealModel, screenshotDoctor, screenshotProgress, theme, format});
     parser.addPositionalArgument(QStringLiteral("path"),
                                  QStringLiteral("A QuantLab project file (.qlab) or a model folder to open; none: the demo project."),
                                  QStringLiteral("[project|model]"));
@@ -160,6 +166,14 @@ int main(int argc, char** argv) {
             else runner.setShots(std::move(shots));
         }
         if (parser.isSet(screenshotDoctor)) runner.setShots(ql::ScreenshotRunner::doctorShots(parser.value(screenshotDoctor)));
+        if (parser.isSet(screenshotProgress)) {
+            const QStringList p = parser.value(screenshotProgress).split(QLatin1Char(','));
+            if (p.size() != 3) {
+                std::fprintf(stderr, "quantlab: --screenshot-progress expects STEM,PRESET,DATA\n");
+                return 1;
+            }
+            runner.setShots(ql::ScreenshotRunner::progressShots(p[0], p[1], p[2]));
+        }
         if (parser.isSet(screenshotWhatIf)) {
             const QStringList w = parser.value(screenshotWhatIf).split(QLatin1Char(','));
             if (w.size() < 3) {

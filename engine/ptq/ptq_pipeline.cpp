@@ -23,6 +23,7 @@
 #include "engine/core/errors.h"
 #include "engine/eval/evaluator.h"
 #include "engine/formats/tensor_quantize.h"
+#include "engine/jobs/ptq_progress.h"
 #include "engine/models/model_device.h"
 #include "engine/ptq/awq.h"
 #include "engine/ptq/awq_fold.h"
@@ -198,7 +199,7 @@ void PtqRun::progress(int64_t done, int64_t total, const std::string& phase, dou
 
 void PtqRun::advance(double work) {
     work_done_ = std::min(work_total_, work_done_ + work);
-    const int64_t total = 1000 * result_.parts;
+    const int64_t total = kPtqProgressPerPart * result_.parts;
     sink_.progress(std::llround(static_cast<double>(total) * work_done_ / work_total_), total, "ptq");
 }
 

@@ -6,15 +6,24 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProgressBar>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "engine/api/model_api.h"
 #include "engine/api/ptq_api.h"
+#include "engine/jobs/ptq_progress.h"
+#include "ui/job_runner.h"
 #include "ui/progress_estimate.h"
 #include "ui/recipe_composer.h"
 #include "ui/recipe_editor.h"
+#include "ui/run_controls.h"
 #include "ui/run_setup.h"
+#include "wait_for.h"
 
 namespace ql {
 namespace {
@@ -161,6 +170,29 @@ TEST(ProgressEstimate, NewPhaseOrUnknownTotalResets) {
     EXPECT_FALSE(p.rate());
     EXPECT_FALSE(p.fraction());
     EXPECT_FALSE(p.eta_s());
+}
+
+TEST(RunControls, ALayerByLayerPtqShowsItsBlockThePercentageAndTheMemoryLane) {
+    JobRunner runner;
+    RunControls controls(&runner);
+    std::atomic<int64_t> done{1500};
+    ASSERT_TRUE(runner.start(QStringLiteral("PTQ"), [&done](JobSink& sink, const CancellationToken& cancel) {
+        while (!cancel.cancelled()) {
+            sink.progress(done.load(), 17 * kPtqProgressPerPart, "ptq");  // 1.5 of 17 blocks
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        cancel.throw_if_cancelled();
+    }));
+    const auto shows = [&](const QString& text) {
+        return test::waitFor([&] { return controls.progressBar()->format() == text; }, 20000);
+    };
+    EXPECT_TRUE(shows(QStringLiteral("block 2 of 17 · 8.8 %"))) << controls.progressBar()->format().toStdString();
+    EXPECT_TRUE(controls.progressText().contains(QStringLiteral("RSS"))) << controls.progressText().toStdString();
+    EXPECT_FALSE(controls.progressText().contains(QStringLiteral("items/s"))) << "thousandths of a block are no unit to show";
+    done = 17 * kPtqProgressPerPart;  // all done: the last block, not an 18th
+    EXPECT_TRUE(shows(QStringLiteral("block 17 of 17 · 100.0 %"))) << controls.progressBar()->format().toStdString();
+    runner.cancel();
+    EXPECT_TRUE(runner.waitForFinished(20000));
 }
 
 TEST(ProgressEstimate, DurationsReadAsPeopleSayThem) {
