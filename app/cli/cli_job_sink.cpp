@@ -3,12 +3,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 
 #include "engine/core/job_estimate.h"
 #include "engine/core/process_memory.h"
+#include "engine/jobs/ptq_progress.h"
 
 namespace ql::cli {
 
@@ -42,10 +44,18 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
     }
     const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const bool complete = total > 0 && done >= total;
-    std::string line = "[" + phase + "] " + std::to_string(done);
+    std::string line = "[" + phase + "] ";
+    if (phase == "ptq" && total > 0 && total % kPtqProgressPerPart == 0) {
+        // A layer-by-layer PTQ counts thousandths of a block: the block in progress, of all.
+        const int64_t block = std::min(done, total) / kPtqProgressPerPart + (done < total ? 1 : 0);
+        line += "block " + std::to_string(block) + "/" + std::to_string(total / kPtqProgressPerPart);
+    } else {
+        line += std::to_string(done);
+        if (total > 0) line += "/" + std::to_string(total);
+    }
     if (total > 0) {
         char pct[32];
-        std::snprintf(pct, sizeof pct, "/%lld %3.0f%%", static_cast<long long>(total), 100.0 * double(done) / double(total));
+        std::snprintf(pct, sizeof pct, " %3.0f%%", 100.0 * double(done) / double(total));
         line += pct;
         if (done > 0 && !complete && elapsed >= 1.0) line += "  ETA " + format_duration(elapsed * double(total - done) / double(done));
     }

@@ -23,6 +23,12 @@ TEST(CliPtq, QuantizesWritesACheckpointThatEvalReadsAndRecordsTheRun) {
     const CliResult r = run_cli({"ptq", kLlama, "--recipe", "nvfp4_default", "--calib", "synthetic:random-tokens",
                                  "--samples", "16", "--out", dir + "/q", "--project", dir + "/p.qlab", "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
+    // A decoder on token data runs layer by layer: progress by block (2 blocks and the rest),
+    // with the memory lane, not in thousandths of a block.
+    EXPECT_NE(r.err.find("[ptq] block 1/3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("[ptq] block 3/3 100%"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("RSS "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("/3000"), std::string::npos) << r.err;
     const json report = json::parse(r.out);
     EXPECT_EQ(report["recipe"], "NVFP4_DEFAULT");
     EXPECT_EQ(report["calibration_examples"], 16);
