@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/core/process_memory.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +40,12 @@ ProcessMemory process_memory() {
     m.rss_bytes = proc_kib_field("/proc/self/status", "VmRSS");
     m.peak_rss_bytes = proc_kib_field("/proc/self/status", "VmHWM");
     return m;
+}
+
+void return_free_heap() {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 bool reset_peak_rss() {

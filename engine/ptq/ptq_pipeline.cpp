@@ -21,6 +21,7 @@
 #include "engine/calib/input_statistics.h"
 #include "engine/calib/kv_cache_statistics.h"
 #include "engine/core/errors.h"
+#include "engine/core/process_memory.h"
 #include "engine/eval/evaluator.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/jobs/ptq_progress.h"
@@ -657,6 +658,7 @@ void PtqRun::finish_part(PtqPart& part) {
     if (!options_.release_parts) return;
     for (LayerQuantizer* l : part.layers) l->release_weight();
     model_.release_parameter_pages(part.parameters);
+    return_free_heap();  // the next block starts from what is held, not from this block's high-water mark
 }
 
 void PtqRun::run_whole_model() {
@@ -798,11 +800,13 @@ void PtqRun::run_layer_by_layer() {
             if (gptq_ && !inputs_quantized && !gptq_scope.empty()) hessians = make_group_hessians(model_, gptq_scope);
             const bool stats_keeps = !outside && !gptq_ && !weights_change_inputs_;
             statistics(scope, pass, stats_keeps, hessians ? &*hessians : nullptr);
+            return_free_heap();  // the pass's forward temporaries, before the algorithms allocate
             if (smooth_) smoothquant(scope);
             if (awq_) awq(scope);
             if (weights_change_inputs_) recalibrate(scope, pass, !outside);
             clip_search(scope);
             if (gptq_) gptq(scope, pass, hessians ? &*hessians : nullptr);
+            return_free_heap();  // GPTQ's solves, before the error report's outputs
             measure(scope);
             kv_reports(part.kv_caches);
             if (gptq_ && !outside) {
