@@ -99,9 +99,11 @@ JobEstimate estimate_ptq(const QuantizedModel& q, int64_t samples, int64_t token
             const double in = static_cast<double>(input_features(q.find(g.layers.front())->layer()));
             m.hessians += 4 * in * in * static_cast<double>(g.layers.size());
         }
-        // The solve's copies of H (4) and of W (3); AWQ's scaled candidates; the writer's
-        // snapping check (3 float32 copies and the BF16 one) of the largest weight.
-        m.solve = std::max({gptq ? 4 * 4 * largest_in * largest_in + 3 * 4 * largest : 0.0, awq ? 3 * 4 * largest : 0.0,
+        // The solve's copies of H (its float32 copy and at most three factors alive at once,
+        // engine/ptq/gptq.cpp; the finiteness check's bytes) and of W (the copy, its transpose,
+        // the result and its transpose back); AWQ's scaled candidates; the writer's snapping
+        // check (3 float32 copies and the BF16 one) of the largest weight.
+        m.solve = std::max({gptq ? (4 * 4 + 1) * largest_in * largest_in + 4 * 4 * largest : 0.0, awq ? 3 * 4 * largest : 0.0,
                             14 * largest});
         return m;
     };
