@@ -343,16 +343,18 @@ TEST(PtqEstimate, ADryRunDoesNothingARunThatWillNotFitIsRefusedAndTheEstimateHol
     EXPECT_FALSE(fs::exists(req.out_dir));
     EXPECT_FALSE(fs::exists(req.out_dir + ".partial"));
 
-    // The estimate against the run's measured peak (VmHWM, reset before it): not below it by
-    // more than the heap's slack (a run that will not fit must be refused, not killed), not far
-    // above it (a run that fits must not be refused). Measured here on 2026-12-05: 248 MB above
-    // the start against 266 MB estimated (330 MB before the pipeline gave its free heap back
-    // between phases).
+    // The estimate against the run's measured peak (VmHWM, reset before it): not far below it
+    // (a run that will not fit must be refused, not killed) and not far above it (a run that
+    // fits must not be refused). The margins are for what the estimate cannot see: the heap's
+    // slack and the buffers the BLAS behind LibTorch keeps (Debian's OpenBLAS, PyPI's MKL).
+    // Measured here (Debian LibTorch, 2026-12-05): 248 MB above the start against 266 MB
+    // estimated; 330 MB before the pipeline gave its free heap back between phases, which this
+    // check would have failed.
     const double before = static_cast<double>(process_memory().rss_bytes);
     ASSERT_TRUE(reset_peak_rss());
     run_ptq(req, sink, cancel);
     const double measured = static_cast<double>(process_memory().peak_rss_bytes) - before;
-    EXPECT_LE(measured, 1.1 * estimated) << "measured " << measured / 1e6 << " MB, estimated " << estimated / 1e6 << " MB";
+    EXPECT_LE(measured, 1.2 * estimated) << "measured " << measured / 1e6 << " MB, estimated " << estimated / 1e6 << " MB";
     EXPECT_LE(estimated, 1.6 * measured) << "measured " << measured / 1e6 << " MB, estimated " << estimated / 1e6 << " MB";
     fs::remove_all(dir);
 }
