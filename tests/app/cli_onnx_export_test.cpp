@@ -202,17 +202,22 @@ private:
         write_npy(d + "/minilm_ids.npy", minilm_ids);
 
         // max_ratio: rms(ORT - QuantLab) / rms(QuantLab - FP). Measured: 2e-6 .. 2e-4 (float
-        // summation order; an activation code that rounds the other way after a last-bit
-        // difference would show as more), so 1e-3 keeps a margin and still fails any real
-        // difference in the graph or the Q/DQ parameters (the -128 code without the Clip: 0.1).
+        // summation order), so 1e-3 keeps a margin and still fails any real difference in the
+        // graph or the Q/DQ parameters (the -128 code without the Clip: 0.09). Static INT8 inputs
+        // are the exception: there a last-bit difference can round one activation code the other
+        // way, and which codes do depends on the CPU's float kernels (ONNX Runtime's MLAS picks
+        // them per CPU): the golden Llama measured 3.7e-6 on an AMD Zen 5 and 4.9e-3 on an Intel
+        // Xeon with AVX-512 (argmax agreeing everywhere). Those two cases allow 2e-2: a few flipped
+        // codes, still well below the missing Clip's 0.09.
+        constexpr double kStaticInt8Ratio = 2e-2;
         const std::string tiny = d + "/tiny_ids.npy", real = d + "/real_ids.npy";
         const std::vector<Case> cases = {
-            {"tiny:llama INT8_SMOOTHQUANT", model_dir("llama"), "INT8_SMOOTHQUANT", "", 1e-3, tiny},
+            {"tiny:llama INT8_SMOOTHQUANT", model_dir("llama"), "INT8_SMOOTHQUANT", "", kStaticInt8Ratio, tiny},
             {"tiny:llama3_gqa FP8_DEFAULT + FP8 KV cache", model_dir("llama3_gqa"), "FP8_DEFAULT", "fp8", 1e-3, tiny},
             {"tiny:qwen2 int4 asym g16 + int8 dynamic", model_dir("qwen2"), d + "/int4_asym_g16_int8_dynamic.json", "", 1e-3, tiny},
             {"tiny:llama int4 g32 weights", model_dir("llama"), d + "/int4_g32.json", "", 1e-3, tiny},
             {"tiny:llama3_gqa fp8 channel + fp8 dynamic", model_dir("llama3_gqa"), d + "/fp8_channel_dynamic.json", "", 1e-3, tiny},
-            {"tiny:bert INT8_SMOOTHQUANT", model_dir("bert"), "INT8_SMOOTHQUANT", "", 1e-3, d + "/bert_ids.npy"},
+            {"tiny:bert INT8_SMOOTHQUANT", model_dir("bert"), "INT8_SMOOTHQUANT", "", kStaticInt8Ratio, d + "/bert_ids.npy"},
             {"real:SmolLM2 INT8_SMOOTHQUANT", d + "/smollm2", "INT8_SMOOTHQUANT", "", 1e-3, real, "decoder"},
             {"real:SmolLM2 int4 g128 weights (short last group)", d + "/smollm2", d + "/int4_g128.json", "", 1e-3, real},
             {"real:all-MiniLM-L6-v2 INT8_SMOOTHQUANT", minilm, "INT8_SMOOTHQUANT", "", 1e-3, d + "/minilm_ids.npy", "encoder"},
