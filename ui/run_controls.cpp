@@ -101,10 +101,10 @@ void RunControls::updateProgress() {
         m_bar->setRange(0, 1000);
         m_bar->setValue(static_cast<int>(*f * 1000));
         // A layer-by-layer PTQ counts thousandths of a block: show the block and the percentage.
-        if (phase == QLatin1String("ptq") && p.total() % kPtqProgressPerPart == 0)
+        if (phase == QLatin1String("ptq") && ptq_progress_counts_parts(p.total()))
             m_bar->setFormat(tr("block %1 of %2 · %3 %")
-                                 .arg(std::min(p.total(), p.done()) / kPtqProgressPerPart + (p.done() < p.total() ? 1 : 0))
-                                 .arg(p.total() / kPtqProgressPerPart)
+                                 .arg(ptq_progress_part(p.done(), p.total()))
+                                 .arg(ptq_progress_parts(p.total()))
                                  .arg(*f * 100, 0, 'f', 1));
         else
             m_bar->setFormat(QStringLiteral("%1 / %2").arg(p.done()).arg(p.total()));

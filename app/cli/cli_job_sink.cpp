@@ -45,10 +45,9 @@ void CliJobSink::progress(int64_t done, int64_t total, const std::string& phase)
     const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const bool complete = total > 0 && done >= total;
     std::string line = "[" + phase + "] ";
-    if (phase == "ptq" && total > 0 && total % kPtqProgressPerPart == 0) {
+    if (phase == "ptq" && ptq_progress_counts_parts(total)) {
         // A layer-by-layer PTQ counts thousandths of a block: the block in progress, of all.
-        const int64_t block = std::min(done, total) / kPtqProgressPerPart + (done < total ? 1 : 0);
-        line += "block " + std::to_string(block) + "/" + std::to_string(total / kPtqProgressPerPart);
+        line += "block " + std::to_string(ptq_progress_part(done, total)) + "/" + std::to_string(ptq_progress_parts(total));
     } else {
         line += std::to_string(done);
         if (total > 0) line += "/" + std::to_string(total);

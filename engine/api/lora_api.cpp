@@ -158,18 +158,6 @@ TrainingMemoryEstimate memory_of(const QuantizedModel& q, const std::vector<std:
     return estimate_training_memory(shape, name);
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot be read");
-    std::stringstream s;
-    s << in.rdbuf();
-    try {
-        return nlohmann::json::parse(s.str());
-    } catch (const nlohmann::json::exception& e) {
-        throw UserError(path + ": not valid JSON: " + e.what());
-    }
-}
-
 // A LoRA run's adapter folder: RUN/adapter, or RUN itself when it is one.
 std::string adapter_folder_of(const std::string& run) {
     if (fs::is_regular_file(fs::path(run) / "adapter" / kLoraRecordFile)) return (fs::path(run) / "adapter").string();
@@ -309,7 +297,9 @@ LoraTrainReport run_lora_training(const LoraTrainRequest& req, JobSink& sink, co
 
     sink.progress(0, 0, "load");
     const LoraBaseSource source = lora_source_of(req);
-    LoraBase base = open_lora_base(source, req.device, cancel);
+    // Full fine-tuning trains the model's own weights: owned float32 copies, not the mapped file.
+    LoraBase base = open_lora_base(source, req.device, cancel,
+                                   req.method == "full" ? WeightStorage::Float32Copy : WeightStorage::AsStored);
     QuantizedModel& q = *base.quantized;
     Model& model = base.model();
     if (req.method == "full" && q.size().quantized_parameters > 0)

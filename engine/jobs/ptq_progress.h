@@ -12,4 +12,12 @@ namespace ql {
 // total / kPtqProgressPerPart.
 inline constexpr int64_t kPtqProgressPerPart = 1000;
 
+// Whether a "ptq" phase's done / total count thousandths of parts (a layer-by-layer run).
+inline constexpr bool ptq_progress_counts_parts(int64_t total) { return total > 0 && total % kPtqProgressPerPart == 0; }
+// How many parts there are, and the part in progress: 1-based, the last one once all are done.
+inline constexpr int64_t ptq_progress_parts(int64_t total) { return total / kPtqProgressPerPart; }
+inline constexpr int64_t ptq_progress_part(int64_t done, int64_t total) {
+    return (done < total ? done : total) / kPtqProgressPerPart + (done < total ? 1 : 0);
+}
+
 }  // namespace ql

@@ -72,9 +72,10 @@ bool lora_recipe_needs_calibration(const QuantizedModel& q) {
     return false;
 }
 
-LoraBase open_lora_base(const LoraBaseSource& s, const std::string& device, const CancellationToken& cancel) {
+LoraBase open_lora_base(const LoraBaseSource& s, const std::string& device, const CancellationToken& cancel,
+                        WeightStorage storage) {
     LoraBase b;
-    b.opened = open_model(s.model);
+    b.opened = open_model(s.model, storage);
     move_opened_model(b.opened, torch_device(device));
     if (b.opened.quantization) {
         if (!s.recipe.empty())

@@ -49,7 +49,10 @@ struct LoraBase {
 // Opens the model, installs and calibrates the recipe (PTQ when it needs data: input quantizers,
 // KV cache, SmoothQuant / AWQ / GPTQ, an imatrix; a weight-only max recipe needs none) on
 // `device`, loads LoftQ weights, and switches the quantizers on. UserError for bad input.
-LoraBase open_lora_base(const LoraBaseSource& source, const std::string& device, const CancellationToken& cancel);
+// `storage`: AsStored for a frozen base (adapters train beside it); Float32Copy where the base's
+// own weights are trained (full fine-tuning).
+LoraBase open_lora_base(const LoraBaseSource& source, const std::string& device, const CancellationToken& cancel,
+                        WeightStorage storage = WeightStorage::AsStored);
 
 // Whether a recipe needs calibration data.
 bool lora_recipe_needs_calibration(const QuantizedModel& q);

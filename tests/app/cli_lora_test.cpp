@@ -85,6 +85,39 @@ TEST(CliLora, TrainsAQloraAdapterAndWritesAPeftFolder) {
     EXPECT_NE(other.exit_code, 0);
 }
 
+// Full fine-tuning trains the model's own weights: the model is opened as owned float32 copies
+// (a mapped file's weights as stored cannot take gradients; this once failed with an internal
+// error), every parameter trains, and the trained model is written as an HF folder while the
+// source file stays as it was.
+TEST(CliLora, FullFineTuningTrainsEveryWeightOfAModelFolder) {
+    const std::string dir = make_temp_dir();
+    const std::string data = write_stream(dir);
+    const CliResult r = run_cli({"train", "full", kLoraModel, "--data", data, "--seq-len", "32", "--out", dir + "/full",
+                                 "--steps", "4", "--batch-size", "4", "--lr", "1e-3", "--eval-samples", "8", "--seed", "3",
+                                 "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json report = json::parse(r.out);
+    EXPECT_EQ(report["method"], "full");
+    EXPECT_EQ(report["steps"], 4);
+    EXPECT_GT(report["trainable_parameters"].get<int64_t>(), 0);
+    EXPECT_EQ(report["trainable_parameters"], report["model_parameters"]);
+    EXPECT_LT(report["after"]["loss"].get<double>(), report["before"]["loss"].get<double>());
+    const std::string name = "model.layers.0.mlp.down_proj.weight";
+    const SafetensorsFile source = SafetensorsFile::open(kLoraModel + "/model.safetensors");
+    const SafetensorsFile trained = SafetensorsFile::open(dir + "/full/model/model.safetensors");
+    ASSERT_EQ(source.info(name).dtype, SafetensorsDtype::F32);
+    ASSERT_EQ(trained.info(name).dtype, SafetensorsDtype::F32);
+    const TensorBytes a = source.bytes(name), b = trained.bytes(name);
+    ASSERT_EQ(a.size, b.size);
+    const auto* va = reinterpret_cast<const float*>(a.data);
+    const auto* vb = reinterpret_cast<const float*>(b.data);
+    double max_diff = 0;
+    for (size_t i = 0; i < a.size / sizeof(float); ++i) max_diff = std::max(max_diff, std::fabs(double(va[i]) - double(vb[i])));
+    EXPECT_GT(max_diff, 1e-5) << name << " did not train";
+    EXPECT_LT(max_diff, 1e-1) << name << " moved further than 4 steps at lr 1e-3 can";
+    fs::remove_all(dir);
+}
+
 // Two data-parallel ranks (--nproc 2 over Gloo on loopback) with the fixture's global batch train
 // the fixture's adapters: the averaged gradients differ from one process's only in the order of
 // float sums, which moves no weight by more than 1e-4 of the tensor's largest (a wrong shard or
