@@ -5,6 +5,7 @@
 // use JobRunner instead.
 #pragma once
 
+#include <QCoreApplication>
 #include <QMetaObject>
 #include <QObject>
 #include <QPointer>
@@ -34,9 +35,13 @@ void backgroundCall(QObject* context, Work work, Done done) {
         } catch (...) {
             *error = QStringLiteral("unknown error");
         }
-        QObject* target = guard.data();
-        if (!target) return;
-        QMetaObject::invokeMethod(target, [guard, done = std::move(done), result, error]() mutable {
+        // Posted to the application object, which outlives every pool task (~QCoreApplication
+        // waits for the pool), never to `context`: the GUI thread may delete `context` between a
+        // check here and the post, and posting to a deleted object is a use after free. Whether
+        // `context` is still there is asked on the GUI thread, where deletions happen.
+        QObject* app = QCoreApplication::instance();
+        if (!app || guard.isNull()) return;
+        QMetaObject::invokeMethod(app, [guard, done = std::move(done), result, error]() mutable {
             if (guard) done(*result, *error);
         }, Qt::QueuedConnection);
     });
