@@ -17,6 +17,7 @@
 #include <QRadioButton>
 #include <QGroupBox>
 #include <QHeaderView>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -112,11 +113,30 @@ ExportDialog::ExportDialog(const QString& runLabel, const QString& baseFolder, Q
     dataRow->addWidget(m_previewData, 1);
     dataRow->addWidget(m_previewButton);
     pv->addLayout(dataRow);
-    m_previewTable = new QTableWidget(3, 4, preview);
+    // An eval suite each form answers (docs/EVAL_SUITES.md): the verdicts a merge would flip.
+    auto* suiteRow = new QHBoxLayout;
+    m_previewSuite = new QLineEdit(preview);
+    m_previewSuite->setObjectName(QStringLiteral("previewSuite"));
+    m_previewSuite->setPlaceholderText(tr("none — or 'default', or an eval suite .jsonl"));
+    m_previewSuite->setToolTip(tr("Each form also answers this eval suite (greedy); the items whose verdict a merge flips are listed."));
+    m_previewSuiteItems = new QSpinBox(preview);
+    m_previewSuiteItems->setObjectName(QStringLiteral("previewSuiteItems"));
+    m_previewSuiteItems->setRange(0, 100000);
+    m_previewSuiteItems->setValue(20);
+    m_previewSuiteItems->setSpecialValueText(tr("all"));
+    m_previewSuiteItems->setToolTip(tr("The suite's first N items (each form answers them: three generations per item)."));
+    suiteRow->addWidget(new QLabel(tr("Suite"), preview));
+    suiteRow->addWidget(m_previewSuite, 1);
+    suiteRow->addWidget(new QLabel(tr("items"), preview));
+    suiteRow->addWidget(m_previewSuiteItems);
+    pv->addLayout(suiteRow);
+    m_previewTable = new QTableWidget(3, 5, preview);
     m_previewTable->setObjectName(QStringLiteral("previewTable"));
-    m_previewTable->setHorizontalHeaderLabels({tr("loss"), tr("perplexity"), tr("KL vs adapted"), tr("top-1 agreement")});
+    m_previewTable->setHorizontalHeaderLabels({tr("loss"), tr("perplexity"), tr("KL vs adapted"), tr("top-1 agreement"), tr("suite passed")});
     m_previewTable->setVerticalHeaderLabels({tr("base + adapter (trained)"), tr("merged, re-quantized"), tr("merged, full precision")});
-    m_previewTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Every header readable: the columns as wide as their contents, the last one taking what is left.
+    m_previewTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_previewTable->horizontalHeader()->setStretchLastSection(true);
     m_previewTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_previewTable->setFixedHeight(m_previewTable->verticalHeader()->length() + m_previewTable->horizontalHeader()->height() + 4);
     pv->addWidget(m_previewTable);
@@ -199,7 +219,7 @@ void ExportDialog::setLoraRun(const QString& runFolder, const QString& previewDa
     setKind(QStringLiteral("peft"));
     m_previewData->setText(previewData);
     m_preview->setVisible(true);
-    resize(640, sizeHint().height());
+    resize(800, sizeHint().height());
 }
 
 void ExportDialog::startPreview() {
@@ -207,6 +227,8 @@ void ExportDialog::startPreview() {
     LoraPreviewRequest req;
     req.run = m_loraRun.toStdString();
     req.data = m_previewData->text().trimmed().toStdString();
+    req.suite = m_previewSuite->text().trimmed().toStdString();
+    req.suite_limit = m_previewSuiteItems->value();
     m_previewButton->setEnabled(false);
     m_previewNote->setText(tr("Computing: the adapted model, the merged model re-quantized and in full precision …"));
     backgroundCall<LoraMergePreview>(
@@ -232,6 +254,24 @@ void ExportDialog::startPreview() {
                 cell(1, m.ppl ? QString::number(*m.ppl, 'f', 3) : QStringLiteral("–"));
                 cell(2, m.kl ? QString::number(*m.kl, 'e', 2) : QStringLiteral("–"));
                 cell(3, m.agreement ? QStringLiteral("%1 %").arg(100 * *m.agreement, 0, 'f', 2) : QStringLiteral("–"));
+            }
+            // The suite: items passed, and for the merges how many verdicts flipped (their ids in the tooltip).
+            for (int r = 0; r < 3; ++r) m_previewTable->setItem(r, 4, new QTableWidgetItem(QStringLiteral("–")));
+            if (p.suite) {
+                const MergeSuiteResult& st = *p.suite;
+                const int64_t passed[] = {st.passed_adapted, st.passed_merged_requantized, st.passed_merged_fp};
+                const std::vector<std::string>* flips[] = {nullptr, &st.flips_merged_requantized, &st.flips_merged_fp};
+                for (int r = 0; r < 3; ++r) {
+                    QString text = QStringLiteral("%1 / %2").arg(passed[r]).arg(st.items);
+                    QStringList ids;
+                    if (flips[r]) {
+                        for (const std::string& id : *flips[r]) ids << QString::fromStdString(id);
+                        text += ids.isEmpty() ? tr(" · no flips") : tr(" · %n flipped", nullptr, static_cast<int>(ids.size()));
+                    }
+                    auto* item = new QTableWidgetItem(text);
+                    item->setToolTip(ids.isEmpty() ? QString::fromStdString(st.suite) : tr("Flipped against the adapted model: %1").arg(ids.join(QStringLiteral(", "))));
+                    m_previewTable->setItem(r, 4, item);
+                }
             }
             QString note = tr("Base: %1. The re-quantized merge changes %2 % of the adapted layers' codes.")
                                .arg(QString::fromStdString(p.base_summary))

@@ -15,6 +15,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QSpinBox;
 class QTableWidget;
 
 namespace ql {
@@ -63,6 +64,8 @@ private:
     QString m_loraRun;
     QWidget* m_preview = nullptr;
     QLineEdit* m_previewData = nullptr;
+    QLineEdit* m_previewSuite = nullptr;
+    QSpinBox* m_previewSuiteItems = nullptr;
     QPushButton* m_previewButton = nullptr;
     QTableWidget* m_previewTable = nullptr;
     QTableWidget* m_previewLayers = nullptr;

@@ -187,11 +187,14 @@ int run_lora_train(const std::vector<std::string>& args) {
 namespace {
 
 std::string lora_usage() {
-    return "quantlab-cli lora preview RUN --data D [--samples N] [--seq-len L] [--windows quantlab|hf|llama] [--device D] [--json]\n\n"
+    return "quantlab-cli lora preview RUN --data D [--samples N] [--seq-len L] [--windows quantlab|hf|llama]\n"
+           "    [--suite FILE|default [--limit N] [--max-tokens N]] [--device D] [--json]\n\n"
            "The merge-cost preview of a LoRA run (DIR of 'train lora|qlora', or its adapter folder): the quantized base with\n"
            "the adapter (what was trained), the merged model quantized again in the base's format, and the merged model in\n"
            "full precision, side by side on D (loss, perplexity; KL and top-1 agreement against the adapted model), with the\n"
-           "fraction of each adapted layer's codes that the re-quantized merge changes.\n"
+           "fraction of each adapted layer's codes that the re-quantized merge changes. --suite: each form also answers the eval\n"
+           "suite (greedy; its first N items with --limit; docs/EVAL_SUITES.md), and the items whose verdict the merge flips\n"
+           "are listed.\n"
            "quantlab-cli lora logits RUN --ids IDS.npy --out LOGITS.npy [--base-only] [--device D]: the logits of the base with\n"
            "its adapter (or alone), for comparison with PEFT.";
 }
@@ -209,7 +212,7 @@ int run_lora_logits(const std::vector<std::string>& args) {
 int run_lora(const std::vector<std::string>& args) {
     if (!args.empty() && args[0] == "logits") return run_lora_logits(std::vector<std::string>(args.begin() + 1, args.end()));
     if (args.empty() || args[0] != "preview") throw UserError("lora: expected 'preview' or 'logits' (quantlab-cli lora preview RUN --data D)");
-    ArgParser p("lora preview", {"--data", "--samples", "--seq-len", "--windows", "--device"}, {"--json"});
+    ArgParser p("lora preview", {"--data", "--samples", "--seq-len", "--windows", "--device", "--suite", "--limit", "--max-tokens"}, {"--json"});
     p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
     if (p.positional().size() != 1) throw UserError("lora preview: expected RUN (a LoRA run folder)");
     LoraPreviewRequest req;
@@ -219,6 +222,10 @@ int run_lora(const std::vector<std::string>& args) {
     req.sequence_length = p.integer("--seq-len", 0);
     req.windows = p.value("--windows").value_or(req.windows);
     req.device = device_option(p);
+    req.suite = p.value("--suite").value_or("");
+    if (req.suite.empty() && (p.has("--limit") || p.has("--max-tokens"))) throw UserError("lora preview: --limit and --max-tokens need --suite");
+    req.suite_limit = p.integer("--limit", 0);
+    req.suite_max_tokens = p.integer("--max-tokens", req.suite_max_tokens);
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
     CliJobSink sink;
@@ -241,6 +248,18 @@ int run_lora(const std::vector<std::string>& args) {
     row("merged, re-quantized", r.merged_requantized);
     row("merged, full precision", r.merged_fp);
     std::printf("codes changed by the re-quantized merge: %.3f %% of the adapted layers' weights\n", 100 * r.codes_changed);
+    if (r.suite) {
+        const MergeSuiteResult& s = *r.suite;
+        const auto flips = [](const std::vector<std::string>& ids) {
+            std::string t;
+            for (const std::string& id : ids) t += (t.empty() ? "" : ", ") + id;
+            return ids.empty() ? std::string("no verdict flips") : std::to_string(ids.size()) + " flipped: " + t;
+        };
+        std::printf("eval suite %s, %lld items passed: base + adapter %lld, merged re-quantized %lld (%s), merged full precision %lld (%s)\n",
+                    s.suite.c_str(), static_cast<long long>(s.items), static_cast<long long>(s.passed_adapted),
+                    static_cast<long long>(s.passed_merged_requantized), flips(s.flips_merged_requantized).c_str(),
+                    static_cast<long long>(s.passed_merged_fp), flips(s.flips_merged_fp).c_str());
+    }
     if (r.base_quantizes_inputs)
         std::printf("(the base quantizes activations: the full-precision merge runs them in full precision too)\n");
     std::printf("%-48s %8s %10s %12s %12s\n", "layer", "format", "codes", "||sBA||/||W||", "lost/||sBA||");

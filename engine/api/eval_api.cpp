@@ -6,6 +6,7 @@
 #include "engine/core/errors.h"
 #include "engine/data/sentence_data.h"
 #include "engine/loading/model_source.h"
+#include "engine/lora/adapted_model.h"
 #include "engine/models/model_device.h"
 #include "engine/eval/encoder_evaluator.h"
 
@@ -28,12 +29,13 @@ EvalReport run_eval(const EvalRequest& request, JobSink& sink, const Cancellatio
     if (is_synthetic_spec(request.data)) parse_synthetic_spec(request.data);
     else if (std::error_code ec; !std::filesystem::exists(request.data, ec) && !parse_sentence_line_range(request.data))
         throw UserError("data '" + request.data + "': no such file or folder (built-in data start with 'synthetic:')");
-    OpenedModel student = open_model(request.model);
+    // A LoRA run is its base with the adapter (engine/lora/adapted_model.h): `quantlab-cli eval RUN`.
+    OpenedModel student = open_model_or_lora_run(request.model, request.device, cancel);
     move_opened_model(student, device);
     OpenedModel teacher;
     if (!request.teacher.empty()) {
         cancel.throw_if_cancelled();
-        teacher = open_model(request.teacher);
+        teacher = open_model_or_lora_run(request.teacher, request.device, cancel);
         move_opened_model(teacher, device);
         const ModelConfig &s = student.model->config(), &t = teacher.model->config();
         if (s.vocab_size != t.vocab_size || s.num_classes != t.num_classes)

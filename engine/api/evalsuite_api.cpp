@@ -13,6 +13,7 @@
 #include "engine/evaluation/suite_runner.h"
 #include "engine/io/atomic_file.h"
 #include "engine/loading/model_source.h"
+#include "engine/lora/adapted_model.h"
 #include "engine/models/model_device.h"
 
 namespace ql {
@@ -159,7 +160,7 @@ EvalSuiteResult run_evalsuite(const EvalSuiteRequest& req, JobSink& sink, const 
     for (size_t i = 0; i < req.models.size(); ++i) {
         if (result.loaded[i]) continue;
         cancel.throw_if_cancelled();
-        OpenedModel m = open_model(req.models[i]);
+        OpenedModel m = open_model_or_lora_run(req.models[i], req.device, cancel);  // a LoRA run: base + adapter
         move_opened_model(m, device);
         evaluation::SuiteRunSettings s = settings;
         s.label = i < req.labels.size() ? req.labels[i] : "";

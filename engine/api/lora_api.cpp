@@ -15,15 +15,19 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/api/eval_json.h"
+#include "engine/api/evalsuite_api.h"
 #include "engine/core/compute_device.h"
 #include "engine/core/errors.h"
 #include "engine/distributed/data_parallel.h"
 #include "engine/distributed/process_group.h"
 #include "engine/eval/evaluator.h"
+#include "engine/evaluation/eval_suite.h"
+#include "engine/evaluation/suite_runner.h"
 #include "engine/export/export_doctor.h"
 #include "engine/export/export_folder.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors_tensors.h"
+#include "engine/lora/adapted_model.h"
 #include "engine/lora/base_fingerprint.h"
 #include "engine/lora/loftq.h"
 #include "engine/lora/lora_adapters.h"
@@ -158,60 +162,7 @@ TrainingMemoryEstimate memory_of(const QuantizedModel& q, const std::vector<std:
     return estimate_training_memory(shape, name);
 }
 
-// A LoRA run's adapter folder: RUN/adapter, or RUN itself when it is one.
-std::string adapter_folder_of(const std::string& run) {
-    if (fs::is_regular_file(fs::path(run) / "adapter" / kLoraRecordFile)) return (fs::path(run) / "adapter").string();
-    if (fs::is_regular_file(fs::path(run) / kLoraRecordFile)) return run;
-    throw UserError(run + ": not a LoRA run (no adapter/" + std::string(kLoraRecordFile) + ") or QuantLab adapter folder");
-}
-
-// A base with its adapter loaded from a run: the base made again from the record, checked
-// against the recorded fingerprint.
-struct OpenedAdapter {
-    std::string folder;
-    PeftAdapter files;
-    LoraBaseSource source;
-    LoraBase base;
-    std::unique_ptr<LoraAdapters> adapters;
-    BaseFingerprint trained_on;
-};
-
-void attach_adapter(OpenedAdapter& o) {
-    o.adapters = std::make_unique<LoraAdapters>(o.base.model(), o.files.settings);
-    o.adapters->load(o.files.tensors, o.folder + "/adapter_model.safetensors");
-}
-
-OpenedAdapter open_adapter(const std::string& run, const std::string& device, const CancellationToken& cancel,
-                           bool check_base = true) {
-    OpenedAdapter o;
-    o.folder = adapter_folder_of(run);
-    o.files = read_peft_adapter(o.folder);
-    const std::string record = o.folder + "/" + kLoraRecordFile;
-    if (!o.files.record.contains("base")) throw UserError(record + ": base: missing");
-    o.source = lora_base_source_from_json(o.files.record["base"], o.folder, record);
-    o.trained_on = fingerprint_from_json(o.files.record.value("base_fingerprint", nlohmann::json::object()), record);
-    o.base = open_lora_base(o.source, device, cancel);
-    if (check_base) {
-        const BaseFingerprint now = fingerprint_base(*o.base.quantized);
-        if (now.sha256 != o.trained_on.sha256) {
-            const auto diff = compare_fingerprints(o.trained_on, now);
-            throw UserError(o.folder + ": the base made again from " + o.source.model +
-                            " differs from the one the adapter was trained on (" +
-                            (diff.empty() ? std::string("fingerprint") : diff.front().module + ": " + diff.front().what) +
-                            "); the model file changed");
-        }
-    }
-    attach_adapter(o);
-    return o;
-}
-
 }  // namespace
-
-bool is_lora_run(const std::string& path) {
-    std::error_code ec;
-    return fs::is_regular_file(fs::path(path) / "adapter" / kLoraRecordFile, ec) ||
-           (fs::is_regular_file(fs::path(path) / kLoraRecordFile, ec) && is_peft_adapter_folder(path));
-}
 
 TrainingMemoryEstimate lora_memory_estimate(const LoraTrainRequest& req) {
     validate_lora_request(req);
@@ -479,7 +430,7 @@ ExportReport run_lora_export(const LoraExportRequest& req, JobSink& sink, const 
     std::error_code ec;
     if (!req.force && fs::exists(req.out, ec)) throw UserError("export: " + req.out + " already exists (pass --force to replace it)");
     sink.progress(0, 0, "load");
-    OpenedAdapter o = open_adapter(req.run, req.device, cancel);
+    AdaptedModel o = open_adapted_model(req.run, req.device, cancel);
     ExportReport rep;
     rep.as = req.as;
     rep.out = req.out;
@@ -546,8 +497,8 @@ LoraMergePreview run_lora_preview(const LoraPreviewRequest& req, JobSink& sink, 
     const auto t0 = LoraClock::now();
     if (req.data.empty()) throw UserError("lora preview: evaluation data are required (--data)");
     sink.progress(0, 0, "load");
-    OpenedAdapter reference = open_adapter(req.run, req.device, cancel);
-    OpenedAdapter merged = open_adapter(req.run, req.device, cancel, /*check_base=*/false);
+    AdaptedModel reference = open_adapted_model(req.run, req.device, cancel);
+    AdaptedModel merged = open_adapted_model(req.run, req.device, cancel, /*check_base=*/false);
     DataOptions eo;
     eo.samples = req.samples;
     eo.sequence_length = req.sequence_length;
@@ -560,16 +511,59 @@ LoraMergePreview run_lora_preview(const LoraPreviewRequest& req, JobSink& sink, 
     p.data = req.data;
     p.base_summary = reference.trained_on.summary();
     for (const auto& l : reference.base.quantized->layers()) p.base_quantizes_inputs = p.base_quantizes_inputs || l->input_enabled();
-    sink.progress(0, 3, "evaluate");
+    // The suite's items, when one is asked for: each form answers them greedily after its metrics.
+    std::optional<evaluation::EvalSuite> suite;
+    evaluation::SuiteRunSettings suite_settings;
+    if (!req.suite.empty()) {
+        if (req.suite_limit < 0) throw UserError("lora preview: the suite limit must not be negative");
+        suite = evaluation::load_eval_suite(resolve_suite_path(req.suite));
+        for (const auto& item : suite->items)
+            if (req.suite_limit == 0 || static_cast<int64_t>(suite_settings.item_ids.size()) < req.suite_limit)
+                suite_settings.item_ids.push_back(item.id);
+        suite_settings.max_tokens = req.suite_max_tokens;
+        suite_settings.device = req.device;
+        evaluation::validate_suite_run(suite_settings, *suite);
+        p.suite.emplace();
+        p.suite->suite = suite->source;
+        p.suite->items = static_cast<int64_t>(suite_settings.item_ids.size());
+    }
+    const int64_t stages = suite ? 6 : 3;
+    std::vector<bool> adapted_verdicts;
+    // Runs the suite on `form` (its adapters hooked, or merged): items passed, verdict flips against the adapted model.
+    const auto answer_suite = [&](AdaptedModel& form, const std::string& label, int64_t& passed, std::vector<std::string>* flips) {
+        suite_settings.label = label;
+        const evaluation::EvaluationRun run = evaluation::run_suite(form.base.opened, req.run, *suite, suite_settings, quiet, cancel);
+        const std::vector<evaluation::ItemOutcome>& items = run.replicates.front().items;
+        passed = 0;
+        for (size_t i = 0; i < items.size(); ++i) {
+            passed += items[i].passed ? 1 : 0;
+            if (!flips) adapted_verdicts.push_back(items[i].passed);
+            else if (items[i].passed != adapted_verdicts[i]) flips->push_back(items[i].id);
+        }
+    };
+    int64_t stage = 0;
+    sink.progress(stage, stages, "evaluate");
     p.adapted = evaluate(reference.base.model(), nullptr, data, options, quiet, cancel).overall;
+    sink.progress(++stage, stages, "evaluate");
+    if (suite) {
+        answer_suite(reference, "base + adapter", p.suite->passed_adapted, nullptr);
+        sink.progress(++stage, stages, "suite");
+    }
     const std::vector<MergedLayer> rows = merge_adapters(*merged.base.quantized, *merged.adapters);
-    sink.progress(1, 3, "evaluate");
     p.merged_requantized = evaluate(merged.base.model(), &reference.base.model(), data, options, quiet, cancel).overall;
+    sink.progress(++stage, stages, "evaluate");
+    if (suite) {
+        answer_suite(merged, "merged, re-quantized", p.suite->passed_merged_requantized, &p.suite->flips_merged_requantized);
+        sink.progress(++stage, stages, "suite");
+    }
     // The full-precision merge: the other quantized layers dequantized, every quantizer off.
     dequantize_unmerged(*merged.base.quantized, *merged.adapters);
-    sink.progress(2, 3, "evaluate");
     p.merged_fp = evaluate(merged.base.model(), &reference.base.model(), data, options, quiet, cancel).overall;
-    sink.progress(3, 3, "evaluate");
+    sink.progress(++stage, stages, "evaluate");
+    if (suite) {
+        answer_suite(merged, "merged, full precision", p.suite->passed_merged_fp, &p.suite->flips_merged_fp);
+        sink.progress(++stage, stages, "suite");
+    }
     double changed = 0, elements = 0;
     for (const MergedLayer& r : rows) {
         p.layers.push_back({r.module, r.format, r.elements, r.codes_changed, r.update_norm, r.requant_error});
@@ -592,6 +586,14 @@ std::string lora_preview_json(const LoraMergePreview& p) {
         if (m.agreement) j["agreement"] = *m.agreement;
         return j;
     };
+    nlohmann::json suite = nullptr;
+    if (p.suite)
+        suite = {{"suite", p.suite->suite},
+                 {"items", p.suite->items},
+                 {"passed", {{"adapted", p.suite->passed_adapted},
+                             {"merged_requantized", p.suite->passed_merged_requantized},
+                             {"merged_fp", p.suite->passed_merged_fp}}},
+                 {"flips", {{"merged_requantized", p.suite->flips_merged_requantized}, {"merged_fp", p.suite->flips_merged_fp}}}};
     nlohmann::json layers = nlohmann::json::array();
     for (const MergeLayerCost& l : p.layers)
         layers.push_back({{"module", l.module}, {"format", l.format}, {"elements", l.elements},
@@ -606,6 +608,7 @@ std::string lora_preview_json(const LoraMergePreview& p) {
                            {"codes_changed", p.codes_changed},
                            {"base_quantizes_inputs", p.base_quantizes_inputs},
                            {"seconds", p.seconds},
+                           {"suite", suite},
                            {"layers", layers}})
                .dump(2) +
            "\n";
@@ -615,7 +618,7 @@ NdArray lora_logits(const std::string& run, const NdArray& ids, bool adapter, co
     if (ids.shape.size() != 2) throw UserError("lora logits: token ids must be [batch, tokens]");
     if (ids.dtype != DType::Int64 && ids.dtype != DType::Int32) throw UserError("lora logits: token ids must be int64 or int32");
     CancellationToken cancel;
-    OpenedAdapter o = open_adapter(run, device, cancel);
+    AdaptedModel o = open_adapted_model(run, device, cancel);
     o.adapters->set_enabled(adapter);
     std::vector<int64_t> values(static_cast<size_t>(ids.numel()));
     for (size_t i = 0; i < values.size(); ++i) values[i] = ids.dtype == DType::Int64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
@@ -634,7 +637,7 @@ DoctorReport run_adapter_doctor(const AdapterDoctorRequest& req, const Cancellat
     report.layout = "peft";
     report.consumer = "PEFT (PeftModel.from_pretrained on the given base)";
     DoctorCheck check{"adapter-base", "the adapter's base is the base it was trained on", false, ""};
-    OpenedAdapter trained = open_adapter(req.adapter, req.device, cancel, /*check_base=*/false);
+    AdaptedModel trained = open_adapted_model(req.adapter, req.device, cancel, /*check_base=*/false);
     LoraBaseSource given_source = trained.source;
     given_source.model = req.base.empty() ? trained.source.model : req.base;
     if (!req.recipe.empty()) given_source.recipe = lora_recipe_json(req.recipe);

@@ -89,7 +89,7 @@ TrainingMemoryEstimate lora_memory_estimate(const LoraTrainRequest& request);
 std::string lora_train_report_json(const LoraTrainReport& report);
 
 // Whether `path` is a LoRA run folder (DIR/adapter with quantlab_lora.json) or an adapter folder
-// QuantLab wrote (adapter_config.json + quantlab_lora.json).
+// QuantLab wrote (adapter_config.json + quantlab_lora.json). Defined in engine/lora/adapted_model.cpp.
 bool is_lora_run(const std::string& path);
 
 // Export of a LoRA run (or its adapter folder):
@@ -118,6 +118,19 @@ struct LoraPreviewRequest {
     int64_t samples = 0, sequence_length = 0;
     std::string windows = "quantlab";
     std::string device = "cpu";
+    // An eval suite (a .jsonl file or "default"; "" = none): each form answers its items, greedy,
+    // and the verdicts that change on merge are listed. At most `suite_limit` items (0 = all);
+    // `suite_max_tokens` for items without their own.
+    std::string suite;
+    int64_t suite_limit = 0;
+    int64_t suite_max_tokens = 256;
+};
+// The suite on each form: items passed, and the items whose verdict differs from the adapted model's.
+struct MergeSuiteResult {
+    std::string suite;  // the file
+    int64_t items = 0;
+    int64_t passed_adapted = 0, passed_merged_requantized = 0, passed_merged_fp = 0;
+    std::vector<std::string> flips_merged_requantized, flips_merged_fp;  // item ids
 };
 struct MergeLayerCost {
     std::string module, format;
@@ -134,6 +147,7 @@ struct LoraMergePreview {
     // The base quantizes activations (W4A4 / W8A8 recipes): the full-precision merge runs them in
     // full precision too, so its distance from the adapted model includes that.
     bool base_quantizes_inputs = false;
+    std::optional<MergeSuiteResult> suite;  // with LoraPreviewRequest::suite
     double seconds = 0;
 };
 LoraMergePreview run_lora_preview(const LoraPreviewRequest& request, JobSink& sink, const CancellationToken& cancel);

@@ -76,6 +76,7 @@ bool template_renders_tools(const ModelText& text, const ordered_json& conversat
 }
 
 std::string default_run_label(const OpenedModel& m) {
+    if (m.adapters) return (m.quantization ? m.quantization->recipe().name : std::string("fp")) + " + " + m.adapter_summary;
     if (m.is_demo && !m.quantization) return "demo";
     if (m.quantization) return m.quantization->recipe().name;
     if (m.gguf) return "gguf " + runner_gguf_file_type(*m.gguf);
@@ -118,9 +119,10 @@ EvaluationRun run_suite(OpenedModel& m, const std::string& model_arg, const Eval
     mf.label = s.label.empty() ? default_run_label(m) : s.label;
     mf.model = model_arg;
     mf.model_path = std::filesystem::absolute(m.path).lexically_normal().string();
-    mf.model_kind = m.gguf ? "gguf" : m.quantization ? "quantized checkpoint" : m.is_demo ? "demo" : "hf folder";
+    mf.model_kind = m.adapters ? "lora run" : m.gguf ? "gguf" : m.quantization ? "quantized checkpoint" : m.is_demo ? "demo" : "hf folder";
     mf.model_sha256 = content_sha256(m.path);
     mf.quant_scheme = m.quantization ? m.quantization->recipe().name : m.gguf ? "gguf " + runner_gguf_file_type(*m.gguf) : "fp";
+    if (m.adapters) mf.quant_scheme += " + " + m.adapter_summary;
     mf.quant_formats = describe_quant_formats(m);
     mf.weight_bits = weight_element_bits(m);
     mf.recipe_json = m.quantization ? recipe_to_json(m.quantization->recipe()) : "";

@@ -45,9 +45,8 @@ std::string memory_layout_text(const LayoutCount& n) {
     return out + (out.empty() ? "" : "; ") + "other parameters BF16";
 }
 
-}  // namespace
-
-WeightMemory measure_weight_memory(const OpenedModel& m) {
+// The base's weights (for a LoRA run, without its adapters).
+WeightMemory measure_base_weight_memory(const OpenedModel& m) {
     WeightMemory w;
     w.parameters = m.model->parameter_count();
     if (m.gguf) {
@@ -97,6 +96,20 @@ WeightMemory measure_weight_memory(const OpenedModel& m) {
     }
     w.high_precision_bytes = 2 * (w.parameters - w.quantized_parameters);
     w.layout = memory_layout_text(n);
+    return w;
+}
+
+}  // namespace
+
+WeightMemory measure_weight_memory(const OpenedModel& m) {
+    WeightMemory w = measure_base_weight_memory(m);
+    if (m.adapter_parameters > 0) {
+        // A LoRA run is served as base + adapter, unmerged (vLLM's LoRA serving, PEFT without
+        // merge_and_unload): the adapters in BF16 beside the base's weights.
+        w.parameters += m.adapter_parameters;
+        w.high_precision_bytes += 2 * m.adapter_parameters;
+        w.layout += "; LoRA adapters BF16, unmerged (" + std::to_string(m.adapter_parameters) + " parameters)";
+    }
     return w;
 }
 

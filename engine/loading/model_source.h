@@ -16,6 +16,8 @@
 
 namespace ql {
 
+class LoraAdapters;
+
 struct OpenedModel {
     std::unique_ptr<Model> model;
     std::string path;       // the folder (or the .gguf file)
@@ -31,6 +33,13 @@ struct OpenedModel {
     // per-tensor types; null for folders. Its weights are already quantized (decoded values):
     // no quantizers are installed.
     std::shared_ptr<const GgufSource> gguf;
+    // A LoRA run (engine/lora/adapted_model.h open_model_or_lora_run): `path` is the run, the base
+    // was made again from its record; the adapters hooked into `model`'s layers (declared last, so
+    // unhooked before the model goes), what they are ("LoRA r8 alpha 16") and their parameters,
+    // served beside the base's weights (unmerged). Null / empty / 0 for every other model.
+    std::shared_ptr<LoraAdapters> adapters;
+    std::string adapter_summary;
+    int64_t adapter_parameters = 0;
 };
 
 // "demo" -> the shipped demo folder (a UserError naming it when it is missing). A Hugging Face

@@ -245,5 +245,84 @@ TEST(CliLora, PreviewExportsAndTheDoctorCatchTheMergeAndBaseFailureModes) {
     fs::remove_all(dir);
 }
 
+// A LoRA run given to eval / evalsuite as MODEL is its base with the adapter: the same function as
+// the merged full-precision export (KL < 1e-6, the same answers), while the base alone differs
+// from it; the manifest names the run and the serving cost counts the adapter beside the weights.
+TEST(CliLora, EvalAndEvalsuiteTakeALoraRunAsItsBaseWithTheAdapter) {
+    const std::string dir = make_temp_dir();
+    const CliResult t = run_cli({"train", "lora", "demo", "--data", "synthetic:arith", "--out", dir + "/run", "--steps", "12",
+                                 "--batch-size", "8", "--lr", "3e-2", "--rank", "4", "--alpha", "8", "--eval-samples", "8",
+                                 "--seed", "5", "--json"});
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    const int64_t adapter_parameters = json::parse(t.out)["trainable_parameters"].get<int64_t>();
+    ASSERT_GT(adapter_parameters, 0);
+    const CliResult e = run_cli({"export", dir + "/run", "--as", "merged-fp", "--out", dir + "/merged"});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    const auto kl_to_merged = [&](const std::string& model) {
+        const CliResult r = run_cli({"eval", model, "--data", "synthetic:arith", "--teacher", dir + "/merged", "--samples", "32", "--json"});
+        EXPECT_EQ(r.exit_code, 0) << model << ": " << r.err;
+        return json::parse(r.out, nullptr, false).value("kl", -1.0);
+    };
+    const double adapted = kl_to_merged(dir + "/run"), base = kl_to_merged("demo");
+    EXPECT_GE(adapted, 0.0);
+    EXPECT_LT(adapted, 1e-6);
+    EXPECT_GT(base, 1e-4);  // the adapter moved the model: the check above can fail
+
+    // The demo's arithmetic as an eval suite (numbers least significant digit first, fixed width,
+    // as the demo's synthetic:arith writes them).
+    const auto digits = [](int v, int n) {
+        std::string out;
+        for (int k = 0; k < n; ++k, v /= 10) out += static_cast<char>('0' + v % 10);
+        return out;
+    };
+    std::ofstream suite(dir + "/suite.jsonl");
+    for (int i = 0; i < 8; ++i) {
+        const int a = 17 + 71 * i, b = 5 + 37 * i;
+        suite << "{\"id\": \"add-" << i << "\", \"category\": \"add\", \"prompt\": \"" << digits(a, 3) << "+" << digits(b, 3)
+              << "=\", \"max_tokens\": 6, \"check\": {\"type\": \"exact\", \"answer\": \"" << digits(a + b, 4) << "\"}}\n";
+    }
+    suite.close();
+    const CliResult s = run_cli({"evalsuite", "demo", dir + "/run", dir + "/merged", "--suite", dir + "/suite.jsonl", "--max-tokens", "6", "--json"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    const json runs = json::parse(s.out)["runs"];
+    ASSERT_EQ(runs.size(), 3u);
+    const json& m = runs[1]["manifest"];
+    EXPECT_EQ(m["model_kind"], "lora run");
+    EXPECT_EQ(m["quant_scheme"], "FULL_PRECISION + LoRA r4 alpha 8");
+    EXPECT_EQ(m["label"], "FULL_PRECISION + LoRA r4 alpha 8");
+    EXPECT_EQ(fs::path(m["model_path"].get<std::string>()), fs::absolute(dir + "/run").lexically_normal());
+    const json& base_w = runs[0]["cost"]["weights"];
+    const json& run_w = runs[1]["cost"]["weights"];
+    EXPECT_EQ(run_w["parameters"].get<int64_t>(), base_w["parameters"].get<int64_t>() + adapter_parameters);
+    EXPECT_EQ(run_w["high_precision_bytes"].get<int64_t>(), base_w["high_precision_bytes"].get<int64_t>() + 2 * adapter_parameters);
+    // The adapted run and its merge answer alike, item by item.
+    const json& a = runs[1]["replicates"][0]["items"];
+    const json& b = runs[2]["replicates"][0]["items"];
+    ASSERT_EQ(a.size(), 8u);
+    ASSERT_EQ(b.size(), 8u);
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i]["output"], b[i]["output"]) << a[i]["id"];
+        EXPECT_EQ(a[i]["passed"], b[i]["passed"]) << a[i]["id"];
+    }
+    // The merge preview answers the same suite with each form: the adapted model as evalsuite ran it,
+    // the full-precision merge (an FP base: the re-quantized one too) without a verdict flip.
+    const CliResult p = run_cli({"lora", "preview", dir + "/run", "--data", "synthetic:arith", "--samples", "16", "--suite",
+                                 dir + "/suite.jsonl", "--limit", "6", "--max-tokens", "6", "--json"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const json ps = json::parse(p.out)["suite"];
+    EXPECT_EQ(ps["items"], 6);
+    int64_t passed_first6 = 0;
+    for (size_t i = 0; i < 6; ++i) passed_first6 += a[i]["passed"].get<bool>() ? 1 : 0;
+    EXPECT_EQ(ps["passed"]["adapted"].get<int64_t>(), passed_first6);
+    EXPECT_EQ(ps["passed"]["merged_fp"].get<int64_t>(), passed_first6);
+    EXPECT_EQ(ps["passed"]["merged_requantized"].get<int64_t>(), passed_first6);
+    EXPECT_TRUE(ps["flips"]["merged_fp"].empty()) << ps.dump();
+    EXPECT_TRUE(ps["flips"]["merged_requantized"].empty()) << ps.dump();
+    const CliResult no_suite = run_cli({"lora", "preview", dir + "/run", "--data", "synthetic:arith", "--limit", "6"});
+    EXPECT_EQ(no_suite.exit_code, 1);
+    EXPECT_NE(no_suite.err.find("need --suite"), std::string::npos) << no_suite.err;
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ql::test

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/api/lora_api.h"
+#include "tests/ui/ui_test_support.h"
 #include "tests/ui/wait_for.h"
 #include "ui/export_dialog.h"
 #include "ui/recipe_editor.h"
@@ -87,6 +89,69 @@ TEST(ExportDialog, ALoraRunOffersPeftAndMergedFormsAndPreviewsTheMergeCost) {
     EXPECT_GT(table->item(1, 2)->text().toDouble(), 0.0);  // KL of the re-quantized merge
     EXPECT_EQ(dialog.findChild<QTableWidget*>(QStringLiteral("previewLayers"))->rowCount(), 14);
     EXPECT_NE(dialog.findChild<QLabel*>(QStringLiteral("previewNote"))->text().indexOf(QStringLiteral("double quant")), -1);
+}
+
+// The merge preview with an eval suite: a LoRA run on the demo (its arithmetic, which the demo
+// answers as text) answers the suite in each form; on a full-precision base no merge flips a verdict.
+TEST(ExportDialog, TheMergePreviewAnswersAnEvalSuiteInEachForm) {
+    QTemporaryDir dir;
+    LoraTrainRequest req;
+    req.method = "lora";
+    req.model = "demo";
+    req.data = "synthetic:arith";
+    req.out_dir = QDir(dir.path()).filePath(QStringLiteral("run")).toStdString();
+    req.steps = 6;
+    req.batch_size = 8;
+    req.lr = 3e-2;
+    req.rank = 4;
+    req.alpha = 8;
+    req.eval_samples = 8;
+    NullJobSink sink;
+    CancellationToken cancel;
+    run_lora_training(req, sink, cancel);
+    // Sums with their digits least significant first, as the demo writes numbers.
+    const QString suite = QDir(dir.path()).filePath(QStringLiteral("suite.jsonl"));
+    {
+        QFile f(suite);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        const auto digits = [](int v, int n) {
+            QString out;
+            for (int k = 0; k < n; ++k, v /= 10) out += QChar('0' + v % 10);
+            return out;
+        };
+        for (int i = 0; i < 5; ++i) {
+            const int a = 17 + 71 * i, b = 5 + 37 * i;
+            f.write(QStringLiteral("{\"id\": \"add-%1\", \"category\": \"add\", \"prompt\": \"%2+%3=\", \"max_tokens\": 6, "
+                                   "\"check\": {\"type\": \"exact\", \"answer\": \"%4\"}}\n")
+                        .arg(i)
+                        .arg(digits(a, 3), digits(b, 3), digits(a + b, 4))
+                        .toUtf8());
+        }
+    }
+    ExportDialog dialog(QStringLiteral("#2 LoRA"), dir.path());
+    dialog.setLoraRun(QString::fromStdString(req.out_dir), QStringLiteral("synthetic:arith"));
+    dialog.findChild<QLineEdit*>(QStringLiteral("previewSuite"))->setText(suite);
+    dialog.findChild<QSpinBox*>(QStringLiteral("previewSuiteItems"))->setValue(4);
+    bool done = false, ok = false;
+    QObject::connect(&dialog, &ExportDialog::previewFinished, [&](bool success) {
+        done = true;
+        ok = success;
+    });
+    dialog.startPreview();
+    ASSERT_TRUE(test::waitFor([&] { return done; }, 120000));
+    ASSERT_TRUE(ok) << dialog.findChild<QLabel*>(QStringLiteral("previewNote"))->text().toStdString();
+    auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("previewTable"));
+    ASSERT_NE(table->item(0, 4), nullptr);
+    const QString adapted = table->item(0, 4)->text();
+    EXPECT_TRUE(adapted.endsWith(QStringLiteral(" / 4"))) << adapted.toStdString();
+    EXPECT_EQ(table->item(2, 4)->text(), adapted + QStringLiteral(" · no flips"));
+    EXPECT_EQ(table->item(1, 4)->text(), adapted + QStringLiteral(" · no flips"));
+    // QUANTLAB_SHOT_DIR set: the dialog as PNG (how the docs' screenshot of the panel was made).
+    if (const QByteArray shots = qgetenv("QUANTLAB_SHOT_DIR"); !shots.isEmpty()) {
+        dialog.show();
+        test::settle(50);
+        dialog.grab().save(QDir(QString::fromLocal8Bit(shots)).filePath(QStringLiteral("export-merge-preview-suite.png")));
+    }
 }
 
 }  // namespace
