@@ -248,9 +248,10 @@ LoraTrainReport run_lora_training(const LoraTrainRequest& req, JobSink& sink, co
 
     sink.progress(0, 0, "load");
     const LoraBaseSource source = lora_source_of(req);
-    // Full fine-tuning trains the model's own weights: owned float32 copies, not the mapped file.
+    // Full fine-tuning trains the model's own weights, and LoftQ writes float32 base weights off
+    // the model's grid: owned float32 copies for both, not the mapped file.
     LoraBase base = open_lora_base(source, req.device, cancel,
-                                   req.method == "full" ? WeightStorage::Float32Copy : WeightStorage::AsStored);
+                                   req.method == "full" || req.init == "loftq" ? WeightStorage::Float32Copy : WeightStorage::AsStored);
     QuantizedModel& q = *base.quantized;
     Model& model = base.model();
     if (req.method == "full" && q.size().quantized_parameters > 0)

@@ -74,6 +74,9 @@ bool lora_recipe_needs_calibration(const QuantizedModel& q) {
 
 LoraBase open_lora_base(const LoraBaseSource& s, const std::string& device, const CancellationToken& cancel,
                         WeightStorage storage) {
+    // LoftQ's base weights are float32 values off the model's grid: written into BF16 weights
+    // opened as stored they would be rounded (and the base quantized from other values).
+    if (!s.loftq_weights.empty()) storage = WeightStorage::Float32Copy;
     LoraBase b;
     b.opened = open_model(s.model, storage);
     move_opened_model(b.opened, torch_device(device));

@@ -50,7 +50,8 @@ struct LoraBase {
 // KV cache, SmoothQuant / AWQ / GPTQ, an imatrix; a weight-only max recipe needs none) on
 // `device`, loads LoftQ weights, and switches the quantizers on. UserError for bad input.
 // `storage`: AsStored for a frozen base (adapters train beside it); Float32Copy where the base's
-// own weights are trained (full fine-tuning).
+// own weights are trained (full fine-tuning) or LoftQ writes them (a source with loftq_weights
+// always opens Float32Copy: its float32 values would be rounded in BF16 weights).
 LoraBase open_lora_base(const LoraBaseSource& source, const std::string& device, const CancellationToken& cancel,
                         WeightStorage storage = WeightStorage::AsStored);
 

@@ -22,6 +22,7 @@
 #include "engine/eval/evaluator.h"
 #include "engine/formats/tensor_quantize.h"
 #include "engine/io/npy_file.h"
+#include "engine/io/safetensors_checkpoint.h"
 #include "engine/io/safetensors_tensors.h"
 #include "engine/loading/model_source.h"
 #include "engine/lora/base_fingerprint.h"
@@ -182,6 +183,40 @@ TEST(Loftq, StartsCloserToTheFullPrecisionWeightsThanTheQuantizedBase) {
         const at::Tensor approx = qw + a.delta(ad);
         EXPECT_NEAR((w[l.module] - approx).norm().item<double>() / w[l.module].norm().item<double>(), l.loftq_error, 1e-5);
     }
+}
+
+// LoftQ's base weights are float32 values off a BF16 model's grid: a base reopened from them holds
+// them exactly (float32 copies), not rounded into the BF16 weights the model keeps as stored.
+TEST(Loftq, ABf16BaseReopensWithLoftqsFloat32WeightsExactly) {
+    const std::string dir = lora_temp_dir();
+    fs::copy_file(kLoraLlama + "/config.json", dir + "/config.json");
+    const std::string layer = "model.layers.0.self_attn.q_proj";
+    at::Tensor chosen;
+    {
+        const SafetensorsCheckpoint source = SafetensorsCheckpoint::open(kLoraLlama);
+        std::vector<std::pair<std::string, at::Tensor>> bf16;
+        for (const std::string& name : source.names()) bf16.emplace_back(name, load_float32(source, name).to(at::kBFloat16));
+        write_safetensors(dir + "/model.safetensors", bf16);
+        // What LoftQ would write: the weight moved by less than a BF16 step, so off its grid.
+        const at::Tensor w = load_float32(source, layer + ".weight");
+        chosen = w + 1e-4 * at::sign(w);
+        write_safetensors(dir + "/loftq.safetensors", {{layer + ".weight", chosen}});
+    }
+    ASSERT_FALSE(at::equal(chosen.to(at::kBFloat16).to(at::kFloat), chosen));  // BF16 would round it
+    LoraBaseSource s;
+    s.model = dir;
+    s.recipe = kQloraRecipe;
+    s.loftq_weights = dir + "/loftq.safetensors";
+    CancellationToken cancel;
+    const LoraBase b = open_lora_base(s, "cpu", cancel);
+    const at::Tensor& held = dynamic_cast<LinearLayer*>(b.opened.model->find_layer(layer))->weight;
+    EXPECT_EQ(held.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(held, chosen));
+    // Without LoftQ weights the same base keeps its weights as stored.
+    s.loftq_weights.clear();
+    const LoraBase plain = open_lora_base(s, "cpu", cancel);
+    EXPECT_EQ(dynamic_cast<LinearLayer*>(plain.opened.model->find_layer(layer))->weight.scalar_type(), at::kBFloat16);
+    fs::remove_all(dir);
 }
 
 TEST(LoraMerge, TheFullPrecisionMergeComputesTheAdaptedModelAndTheRequantizedOneMovesCodes) {
