@@ -63,7 +63,7 @@ def main():
         cells = [label, f"{trainable(runs[0]):,}", ci([r["before"]["ppl"] for r in runs]),
                  ci([r["after"]["ppl"] for r in runs]), ci([r["seconds"] for r in runs]),
                  ci([r.get("init_seconds") for r in runs]),
-                 ci([100 * p["codes_changed"] for p in pv]) if pv else "–",
+                 ci([100 * p["codes_changed"] for p in pv if p.get("codes_changed") is not None]) if pv else "–",
                  ci([p["adapted"]["ppl"] for p in pv]) if pv else "–",
                  ci([p["merged_requantized"]["ppl"] for p in pv]) if pv else "–",
                  ci([p["merged_fp"]["ppl"] for p in pv]) if pv else "–",
@@ -99,6 +99,45 @@ def main():
                      ci([100 * p["codes_changed"] for p in pv]) if pv else "–",
                      ci([p["merged_requantized"]["kl"] for p in pv]) if pv else "–"]
             print("| " + " | ".join(cells) + " |")
+
+    suites(work, seeds, sft)
+
+
+def suites(work, seeds, sft):
+    """The eval suite on the fine-tuned models (LORA_SUITE): success per category against the FP
+    model, verdict flips paired on items, and the logit metrics on eval.txt."""
+    folder = os.path.join(work, "suites")
+    fp_path = os.path.join(folder, "fp.json")
+    if not os.path.isfile(fp_path):
+        return
+    fp = json.load(open(fp_path))
+    fp_items = {i["id"]: i for i in fp["replicates"][0]["items"]}
+    cats = sorted({i["category"] for i in fp_items.values()})
+
+    def rate(run, cat=None):
+        items = [i for i in run["replicates"][0]["items"] if cat is None or i["category"] == cat]
+        return 100 * sum(i["passed"] for i in items) / len(items)
+
+    counts = ", ".join(f"{c} {sum(i['category'] == c for i in fp_items.values())}" for c in cats)
+    print(f"\n### The eval suite after fine-tuning ({len(fp_items)} items of the default suite: {counts}; "
+          "greedy; success % over the seeds)\n")
+    print("| model | " + " | ".join(cats) + " | overall | right→wrong vs FP | wrong→right vs FP | ppl (eval.txt) | KL to FP |")
+    print("|---|" + "---|" * (len(cats) + 5))
+    fp_cells = ["FP (the dequantized Q4_1 model)"] + [f"{rate(fp, c):.1f}" for c in cats] + [f"{rate(fp):.1f}", "–", "–",
+                f"{fp['logits']['ppl']:.4g}" if fp.get("logits") else "–", "–"]
+    print("| " + " | ".join(fp_cells) + " |")
+    for label, name in sft:
+        runs = [json.load(open(os.path.join(folder, f"{name}-s{s}.json"))) for s in seeds
+                if os.path.isfile(os.path.join(folder, f"{name}-s{s}.json"))]
+        if not runs:
+            continue
+        lost = [sum(1 for i in r["replicates"][0]["items"] if fp_items[i["id"]]["passed"] and not i["passed"]) for r in runs]
+        won = [sum(1 for i in r["replicates"][0]["items"] if not fp_items[i["id"]]["passed"] and i["passed"]) for r in runs]
+        logits = [r.get("logits") or {} for r in runs]
+        cells = [f"{label} ({len(runs)} seeds)"] + [ci([rate(r, c) for r in runs]) for c in cats] + [
+            ci([rate(r) for r in runs]), ci(lost), ci(won), ci([l.get("ppl") for l in logits]),
+            ci([l.get("kl_mean") for l in logits])]
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

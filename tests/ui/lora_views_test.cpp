@@ -27,6 +27,20 @@
 namespace ql {
 namespace {
 
+// Starts the dialog's merge preview and waits for it; a failure carries the panel's note.
+::testing::AssertionResult previewed(ExportDialog& dialog) {
+    bool done = false, ok = false;
+    QObject connection;  // the slot below goes with it
+    QObject::connect(&dialog, &ExportDialog::previewFinished, &connection, [&](bool success) {
+        done = true;
+        ok = success;
+    });
+    dialog.startPreview();
+    if (!test::waitFor([&] { return done; }, 120000)) return ::testing::AssertionFailure() << "the preview did not finish";
+    if (!ok) return ::testing::AssertionFailure() << dialog.findChild<QLabel*>(QStringLiteral("previewNote"))->text().toStdString();
+    return ::testing::AssertionSuccess();
+}
+
 TEST(RecipeEditor, LoraMethodShowsTheAdapterFieldsAndTheFrozenBase) {
     RecipeEditor editor;
     auto* lora = editor.findChild<QGroupBox*>(QStringLiteral("loraGroup"));
@@ -76,14 +90,7 @@ TEST(ExportDialog, ALoraRunOffersPeftAndMergedFormsAndPreviewsTheMergeCost) {
     EXPECT_TRUE(dialog.findChild<QRadioButton*>(QStringLiteral("export:hf-modelopt"))->isHidden());
     EXPECT_FALSE(dialog.findChild<QRadioButton*>(QStringLiteral("export:merged-fp"))->isHidden());
     EXPECT_FALSE(dialog.findChild<QGroupBox*>(QStringLiteral("mergePreview"))->isHidden());
-    bool done = false, ok = false;
-    QObject::connect(&dialog, &ExportDialog::previewFinished, [&](bool success) {
-        done = true;
-        ok = success;
-    });
-    dialog.startPreview();
-    ASSERT_TRUE(test::waitFor([&] { return done; }, 120000));
-    ASSERT_TRUE(ok) << dialog.findChild<QLabel*>(QStringLiteral("previewNote"))->text().toStdString();
+    ASSERT_TRUE(previewed(dialog));
     auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("previewTable"));
     ASSERT_NE(table->item(1, 2), nullptr);
     EXPECT_GT(table->item(1, 2)->text().toDouble(), 0.0);  // KL of the re-quantized merge
@@ -132,14 +139,7 @@ TEST(ExportDialog, TheMergePreviewAnswersAnEvalSuiteInEachForm) {
     dialog.setLoraRun(QString::fromStdString(req.out_dir), QStringLiteral("synthetic:arith"));
     dialog.findChild<QLineEdit*>(QStringLiteral("previewSuite"))->setText(suite);
     dialog.findChild<QSpinBox*>(QStringLiteral("previewSuiteItems"))->setValue(4);
-    bool done = false, ok = false;
-    QObject::connect(&dialog, &ExportDialog::previewFinished, [&](bool success) {
-        done = true;
-        ok = success;
-    });
-    dialog.startPreview();
-    ASSERT_TRUE(test::waitFor([&] { return done; }, 120000));
-    ASSERT_TRUE(ok) << dialog.findChild<QLabel*>(QStringLiteral("previewNote"))->text().toStdString();
+    ASSERT_TRUE(previewed(dialog));
     auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("previewTable"));
     ASSERT_NE(table->item(0, 4), nullptr);
     const QString adapted = table->item(0, 4)->text();
