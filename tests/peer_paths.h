@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/build_paths.h"
+
 namespace ql::test {
 
 // The value of QUANTLAB_PEERS_VENV, QUANTLAB_PEERS_PYTHON, QUANTLAB_MINILM_DIR, QUANTLAB_GGML_LIB or
@@ -16,8 +18,7 @@ namespace ql::test {
 // when neither has it.
 inline std::string peer_path(const std::string& variable) {
     if (const char* v = std::getenv(variable.c_str()); v && *v) return v;
-#ifdef QUANTLAB_PEERS_ENV_FILE
-    std::ifstream in(QUANTLAB_PEERS_ENV_FILE);
+    std::ifstream in(peers_env_file());
     const std::string prefix = "export " + variable + "=";
     for (std::string line; std::getline(in, line);) {
         if (line.rfind(prefix, 0) != 0) continue;
@@ -25,7 +26,6 @@ inline std::string peer_path(const std::string& variable) {
         if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
         if (!value.empty()) return value;
     }
-#endif
     throw std::runtime_error(variable +
                              " is unknown: the peers venv is missing (run scripts/setup-peers, then reconfigure "
                              "the build; scripts/test does both)");

@@ -28,7 +28,7 @@ namespace {
 std::string usage() {
     return "quantlab-cli export MODEL --as hf-modelopt|compressed-tensors|gguf|onnx|fakequant|report --out PATH [--force]\n"
            "    [--device cpu|cuda|cuda:N]\n"
-           "    [--gguf-type T] [--project P.qlab [--run N]] [--json]\n"
+           "    [--gguf-type T[,T...]] [--project P.qlab [--run N]] [--json]\n"
            "  GGUF only: [--tensor-type REGEX=TYPE ...] [--imatrix F] [--gguf-source f16|bf16|f32] [--pure] [--strict]\n"
            "    [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--dry-run]\n\n"
            "MODEL: a quantized checkpoint folder written by 'quantlab-cli ptq' or 'train' (or 'demo').\n"
@@ -45,7 +45,8 @@ std::string usage() {
            "               (first match wins), --imatrix quantizes with an importance matrix (quantlab-cli imatrix or\n"
            "               llama-imatrix), --pure gives every matrix the base type. Every tensor that does not get its\n"
            "               type (rows not a multiple of 256 ...) is listed; --strict makes that an error. --dry-run prints\n"
-           "               the plan without writing.\n"
+           "               the plan without writing. Several types (--gguf-type q4_k_m,q5_k_m,q8_0): PATH is a folder\n"
+           "               that gets one file a type, PATH/TYPE.gguf, in one process (--json: {\"exports\": [...]}).\n"
            "  fakequant    the model's HF layout with dequantized weights + quantlab_recipe.json\n"
            "  report       folder with report.html (self-contained), metrics.csv, recipe.json\n"
            "PATH must not exist unless --force. Writing is crash-safe: PATH appears only when complete.\n"
@@ -86,6 +87,50 @@ void print_gguf_plan(const GgufExportResult& g) {
     }
     std::printf("%-28s %llu parameters, %.3f bits per weight, %zu fallback(s)\n", "total",
                 static_cast<unsigned long long>(g.parameters), g.bits_per_weight, g.fallbacks.size());
+}
+
+nlohmann::json export_json(const ExportReport& r) {
+    nlohmann::json j = {{"as", r.as},         {"out", r.out},   {"bytes", r.bytes},
+                        {"seconds", r.seconds}, {"files", r.files}, {"warnings", r.warnings}};
+    if (r.gguf) j["gguf"] = gguf_json(*r.gguf);
+    j["doctor"] = r.doctor.layout.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(doctor_report_json(r.doctor));
+    return j;
+}
+
+// --as gguf --gguf-type T1,T2,...: a ladder of GGUF files of one model, OUT/T.gguf each, in one
+// process (a script that makes ten types pays LibTorch's start-up once). Each file is the export
+// that `--gguf-type T --out OUT/T.gguf` writes, byte for byte.
+int run_gguf_ladder(const ArgParser& p, const ExportRequest& base, const std::vector<std::string>& types,
+                    const CancellationToken& cancel) {
+    if (base.as != "gguf") throw UserError("export: several --gguf-type values apply to --as gguf only");
+    if (p.has("--project")) throw UserError("export: several --gguf-type values cannot be recorded in a project; export one type");
+    if (is_lora_run(base.model)) throw UserError("export: several --gguf-type values need a model, not a LoRA run");
+    if (!base.gguf.dry_run) {
+        if (std::filesystem::exists(base.out) && !std::filesystem::is_directory(base.out))
+            throw UserError("export: --out " + base.out + " must be a folder when --gguf-type names several types");
+        std::filesystem::create_directories(base.out);
+    }
+    nlohmann::json exports = nlohmann::json::array();
+    for (const std::string& type : types) {
+        ExportRequest req = base;
+        req.gguf_type = type;
+        req.out = (std::filesystem::path(base.out) / (type + ".gguf")).string();
+        CliJobSink cli_sink;
+        const ExportReport r = run_export(req, cli_sink, cancel);
+        cli_sink.finish_line();
+        if (p.has("--json")) {
+            exports.push_back(export_json(r));
+            continue;
+        }
+        if (r.gguf) print_gguf_plan(*r.gguf);
+        for (const std::string& w : r.warnings) std::printf("warning      %s\n", w.c_str());
+        if (r.gguf && r.gguf->dry_run)
+            std::printf("dry run      nothing written (%.1f KiB planned)\n", static_cast<double>(r.bytes) / 1024.0);
+        else
+            std::printf("written      %s (%.1f KiB, %.2f s)\n", r.out.c_str(), static_cast<double>(r.bytes) / 1024.0, r.seconds);
+    }
+    if (p.has("--json")) std::printf("%s\n", nlohmann::json({{"exports", exports}}).dump(2).c_str());
+    return 0;
 }
 
 int run(const std::vector<std::string>& args) {
@@ -138,6 +183,8 @@ int run(const std::vector<std::string>& args) {
 
     CancellationToken cancel;
     CancelOnSignal on_signal(cancel);
+    const std::vector<std::string> ladder = split_list(req.gguf_type);
+    if (ladder.size() > 1) return run_gguf_ladder(p, req, ladder, cancel);
     CliJobSink cli_sink;
     projects::ProjectRunInfo info = recorded_run_info(p, "export", req.as + " of " + req.model, req.model);
     info.config_json = nlohmann::json({{"model", req.model}, {"as", req.as}, {"out", req.out}, {"run", req.run_id}}).dump();
@@ -152,11 +199,7 @@ int run(const std::vector<std::string>& args) {
     });
     cli_sink.finish_line();
     if (p.has("--json")) {
-        nlohmann::json j = {{"as", r.as},         {"out", r.out},   {"bytes", r.bytes},
-                            {"seconds", r.seconds}, {"files", r.files}, {"warnings", r.warnings}};
-        if (r.gguf) j["gguf"] = gguf_json(*r.gguf);
-        j["doctor"] = r.doctor.layout.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(doctor_report_json(r.doctor));
-        std::printf("%s\n", j.dump(2).c_str());
+        std::printf("%s\n", export_json(r).dump(2).c_str());
     } else {
         if (r.gguf) print_gguf_plan(*r.gguf);
         for (const std::string& w : r.warnings) std::printf("warning      %s\n", w.c_str());

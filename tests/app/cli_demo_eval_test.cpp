@@ -21,6 +21,7 @@
 #include "engine/io/sha256.h"
 #include "tests/app/cli_runner.h"
 #include "tests/app/cli_test_demo.h"
+#include "tests/build_paths.h"
 
 extern char** environ;
 
@@ -222,12 +223,12 @@ TEST_F(CliDemoEval, CtrlCCancelsTrainingAndKeepsThePreviousModel) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = {QUANTLAB_CLI, "demo", "--out", out, "--force", "--steps", "100000"};
+    std::vector<std::string> args = {ql::test::quantlab_cli(), "demo", "--out", out, "--force", "--steps", "100000"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, QUANTLAB_CLI, &actions, nullptr, argv.data(), environ), 0);
+    ASSERT_EQ(posix_spawn(&pid, ql::test::quantlab_cli(), &actions, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
     // Wait until training has started (the first progress line), then interrupt. The bound only
     // ends a hang (10 minutes): a busy machine may take long to get there.

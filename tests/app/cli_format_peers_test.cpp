@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tests/app/cli_runner.h"
+#include "tests/build_paths.h"
 #include "tests/peer_paths.h"
 #include "tests/peer_script.h"
 
@@ -24,7 +25,7 @@ void expect_format_peer_passes(const std::string& script) {
     const std::string dir = make_temp_dir();
     const std::string gguf = peer_path("QUANTLAB_SMOLLM2_GGUF");
     ASSERT_TRUE(std::filesystem::is_regular_file(gguf)) << "the real model is missing: " << gguf << " (scripts/setup-peers)";
-    expect_peer_passes(peers_python(), script, "'" + std::string(QUANTLAB_CLI) + "' '" + gguf + "' '" + dir + "/work'", dir);
+    expect_peer_passes(peers_python(), script, "'" + std::string(ql::test::quantlab_cli()) + "' '" + gguf + "' '" + dir + "/work'", dir);
 }
 
 TEST(CliNvfp4E5m3Peer, FakeQuantEqualsAutoRoundBitForBit) { expect_format_peer_passes("nvfp4_e5m3_autoround.py"); }

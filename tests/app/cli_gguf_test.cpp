@@ -119,5 +119,50 @@ TEST(CliGguf, ExportPlansLlamaCppTypesAndGgufFilesOpenAsModels) {
     fs::remove_all(dir);
 }
 
+// A ladder: several types in one call write DIR/T.gguf each, the same bytes and plan as the
+// single-type export; it is refused where it cannot be one (a project run, a file as --out,
+// another --as).
+TEST(CliGguf, ALadderOfTypesWritesEachFileAsItsSingleTypeExport) {
+    const std::string dir = make_temp_dir();
+    const CliResult ladder = run_cli({"export", kLlama, "--as", "gguf", "--gguf-type", "q4_k_m,q8_0,iq4_nl",
+                                      "--tensor-type", "attn_v=q5_0", "--out", dir + "/ladder", "--json"});
+    ASSERT_EQ(ladder.exit_code, 0) << ladder.err;
+    const json exports = json::parse(ladder.out)["exports"];
+    ASSERT_EQ(exports.size(), 3u);
+    const std::vector<std::string> types = {"q4_k_m", "q8_0", "iq4_nl"};
+    for (size_t k = 0; k < types.size(); ++k) {
+        const CliResult single = run_cli({"export", kLlama, "--as", "gguf", "--gguf-type", types[k], "--tensor-type",
+                                          "attn_v=q5_0", "--out", dir + "/" + types[k] + ".gguf", "--json"});
+        ASSERT_EQ(single.exit_code, 0) << single.err;
+        EXPECT_EQ(exports[k]["out"], dir + "/ladder/" + types[k] + ".gguf");
+        EXPECT_EQ(exports[k]["gguf"]["type"], types[k]);
+        EXPECT_EQ(exports[k]["gguf"]["tensors"], json::parse(single.out)["gguf"]["tensors"]) << types[k];
+        const std::string mine = slurp(dir + "/ladder/" + types[k] + ".gguf");
+        EXPECT_GT(mine.size(), 1000u);
+        EXPECT_TRUE(mine == slurp(dir + "/" + types[k] + ".gguf")) << types[k] << ": the ladder's file differs";
+    }
+    // The attn_v override applies in every file of the ladder.
+    for (const json& e : exports) {
+        int overridden = 0;
+        for (const json& t : e["gguf"]["tensors"])
+            overridden += t["name"].get<std::string>().find("attn_v") != std::string::npos && t["type"] == "Q5_0";
+        EXPECT_EQ(overridden, 2) << e["gguf"]["type"];
+    }
+
+    const CliResult project = run_cli({"export", kLlama, "--as", "gguf", "--gguf-type", "q4_0,q8_0", "--project",
+                                       dir + "/p.qlab", "--out", dir + "/p"});
+    EXPECT_EQ(project.exit_code, 1);
+    EXPECT_NE(project.err.find("cannot be recorded in a project"), std::string::npos) << project.err;
+    EXPECT_FALSE(fs::exists(dir + "/p.qlab"));
+    const CliResult file = run_cli({"export", kLlama, "--as", "gguf", "--gguf-type", "q4_0,q8_0", "--out",
+                                    dir + "/q8_0.gguf", "--force"});
+    EXPECT_EQ(file.exit_code, 1);
+    EXPECT_NE(file.err.find("must be a folder"), std::string::npos) << file.err;
+    const CliResult other = run_cli({"export", kLlama, "--as", "fakequant", "--gguf-type", "q4_0,q8_0", "--out", dir + "/f"});
+    EXPECT_EQ(other.exit_code, 1);
+    EXPECT_FALSE(fs::exists(dir + "/f"));
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ql::test

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/build_paths.h"
+
 namespace ql::test {
 
 // The golden tiny Llama (tests/data/models/llama), the CLI tests' usual model.
@@ -37,7 +39,7 @@ inline std::string slurp(const std::string& path) {
 inline CliResult run_cli(const std::vector<std::string>& args) {
     static const std::string dir = make_temp_dir();
     const std::string out = dir + "/stdout", err = dir + "/stderr";
-    std::string cmd = "'" + std::string(QUANTLAB_CLI) + "'";
+    std::string cmd = "'" + std::string(ql::test::quantlab_cli()) + "'";
     for (const auto& a : args) cmd += " '" + a + "'";
     cmd += " >'" + out + "' 2>'" + err + "'";
     const int status = std::system(cmd.c_str());

@@ -14,12 +14,13 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "tests/build_paths.h"
 
 namespace ql::test {
 
 // The XDG cache folder of the CLI tests (build/tests/test-cache); its quantlab/demo is the demo.
 inline std::string cli_test_cache() {
-    return (std::filesystem::path(QUANTLAB_CLI).parent_path().parent_path() / "test-cache").string();
+    return (std::filesystem::path(ql::test::quantlab_cli()).parent_path().parent_path() / "test-cache").string();
 }
 
 inline std::string cli_test_demo_dir() { return cli_test_cache() + "/quantlab/demo"; }
@@ -35,7 +36,7 @@ inline void ensure_cli_test_demo() {
     const std::string record = cli_test_demo_dir() + "/quantlab.json";
     CliResult r;
     r.exit_code = 0;
-    if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(QUANTLAB_CLI))
+    if (!fs::exists(record) || fs::last_write_time(record) < fs::last_write_time(ql::test::quantlab_cli()))
         r = run_cli({"demo", "--retrain", "--steps", "3", "--json"});
     close(lock);
     if (r.exit_code != 0) throw std::runtime_error("quantlab-cli demo --retrain --steps 3 failed: " + r.err);

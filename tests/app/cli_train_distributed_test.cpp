@@ -31,6 +31,7 @@
 #include "projects/project_file.h"
 #include "tests/app/cli_runner.h"
 #include "tests/app/cli_test_demo.h"
+#include "tests/build_paths.h"
 
 extern char** environ;
 
@@ -99,7 +100,7 @@ std::vector<pid_t> children_of(pid_t parent) {
 // stderr into files; returns its pid.
 pid_t spawn_cli(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& out_path,
                 const std::string& err_path) {
-    std::vector<std::string> argv_text = {QUANTLAB_CLI};
+    std::vector<std::string> argv_text = {ql::test::quantlab_cli()};
     argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_text) argv.push_back(a.data());

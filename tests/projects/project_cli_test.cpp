@@ -6,6 +6,7 @@
 
 #include "projects/metric_writer.h"
 #include "projects/project_file.h"
+#include "tests/build_paths.h"
 #include "tests/projects/test_support.h"
 
 namespace ql::projects {
@@ -17,7 +18,7 @@ struct Result {
 };
 
 Result cli(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {QUANTLAB_CLI};
+    std::vector<std::string> argv = {ql::test::quantlab_cli()};
     argv.insert(argv.end(), args.begin(), args.end());
     test::ChildProcess child(argv);
     Result r;
