@@ -2,6 +2,7 @@
 #include "engine/models/quantizable_layer.h"
 
 #include "engine/models/linear_output_adapter.h"
+#include "engine/models/matrix_products.h"
 
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/embedding.h>
@@ -52,7 +53,7 @@ at::Tensor LinearLayer::forward(const at::Tensor& x) const {
         shape.back() = w.size(0);
         base = y.reshape(shape);
     } else {
-        base = at::linear(in, w, bias);
+        base = linear_product(in, w, bias);
     }
     // A LoRA adapter (linear_output_adapter.h) adds its update to the base's product.
     return apply_linear_output_adapter(*this, x, base);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/models/transformer_ops.h"
 
+#include "engine/models/matrix_products.h"
+
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
-#include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/reciprocal.h>
@@ -97,17 +98,12 @@ at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim) {
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
                      double scale, double softcap) {
-    const int64_t groups = q.size(1) / k.size(1);
-    at::Tensor keys = k, values = v;
-    if (groups > 1) {  // transformers repeat_kv
-        keys = k.repeat_interleave(groups, 1);
-        values = v.repeat_interleave(groups, 1);
-    }
-    at::Tensor scores = at::matmul(q, keys.transpose(-1, -2)) * scale;
+    // Heads that share a key / value head (grouped-query attention) read it in place.
+    at::Tensor scores = head_product(q, k, /*m_transposed=*/true, scale);
     if (softcap > 0) scores = at::tanh(scores / softcap) * softcap;
     scores = scores.masked_fill(visible.logical_not(), std::numeric_limits<float>::lowest());
-    const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(values.scalar_type());
-    const at::Tensor out = at::matmul(probs, values);  // [B, H, T, D]
+    const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(v.scalar_type());
+    const at::Tensor out = head_product(probs, v, /*m_transposed=*/false, 1.0);  // [B, H, T, D]
     return out.transpose(1, 2).reshape({q.size(0), q.size(2), q.size(1) * q.size(3)});
 }
 

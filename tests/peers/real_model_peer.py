@@ -122,12 +122,13 @@ def main():
             chunk = tokens[start:start + T]
             llm.reset()
             llm.eval(chunk)
-            logits = np.array(llm.scores[:T], dtype=np.float64)
-            for i in range(first, T - 1):
-                row = logits[i]
-                m = row.max()
-                total += m + math.log(np.exp(row - m).sum()) - row[chunk[i + 1]]
-                count += 1
+            # Rows first .. T-2 predict tokens first+1 .. T-1: their NLLs in float64, all at once.
+            logits = np.asarray(llm.scores[first:T - 1], dtype=np.float64)
+            peak = logits.max(axis=1)
+            log_sum = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
+            targets = np.asarray(chunk[first + 1:T], dtype=np.int64)
+            total += float((log_sum - logits[np.arange(len(targets)), targets]).sum())
+            count += len(targets)
         del llm
         measured.append((e, math.exp(total / count), math.exp(e["quantlab_loss"]), count))
     # The source file (identical weights on both sides) is the reference of the ratios.
