@@ -9,8 +9,8 @@
 
 namespace ql::kernels {
 
-void matrix_product_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                        int64_t ldb, bool b_transposed, float beta, float* c, int64_t ldc) {
+void matrix_product_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, Stored a_stored,
+                        const float* b, int64_t ldb, Stored b_stored, float beta, float* c, int64_t ldc) {
     if (m <= 0 || n <= 0) return;
     if (k <= 0) {  // an empty sum; oneDNN rejects k = 0
         for (int64_t i = 0; i < m; ++i)
@@ -18,7 +18,8 @@ void matrix_product_f32(int64_t m, int64_t n, int64_t k, float alpha, const floa
         return;
     }
     const dnnl_status_t status =
-        dnnl_sgemm('N', b_transposed ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        dnnl_sgemm(a_stored == Stored::Transposed ? 'T' : 'N', b_stored == Stored::Transposed ? 'T' : 'N', m, n, k,
+                   alpha, a, lda, b, ldb, beta, c, ldc);
     if (status != dnnl_success)
         throw std::runtime_error("oneDNN sgemm failed (status " + std::to_string(static_cast<int>(status)) + ") on [" +
                                  std::to_string(m) + " x " + std::to_string(k) + "] x [" + std::to_string(k) + " x " +
@@ -30,7 +31,7 @@ void dense_product_f32(const float* x, int64_t rows, int64_t in, const float* w,
     // The bias goes in first and the product is added to it (beta = 1), as LibTorch's addmm does.
     if (bias)
         for (int64_t r = 0; r < rows; ++r) std::copy_n(bias, out, y + r * out);
-    matrix_product_f32(rows, out, in, 1.0f, x, in, w, in, true, bias ? 1.0f : 0.0f, y, out);
+    matrix_product_f32(rows, out, in, 1.0f, x, in, Stored::AsIs, w, in, Stored::Transposed, bias ? 1.0f : 0.0f, y, out);
 }
 
 }  // namespace ql::kernels

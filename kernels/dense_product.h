@@ -13,14 +13,17 @@
 
 namespace ql::kernels {
 
-// c[i, j] = alpha · Σ_l a[i, l] · b(l, j) + beta · c[i, j] for i < m, j < n, l < k, where
-// b(l, j) = b[j, l] when b_transposed (b is [n, k], a linear layer's weight) and b[l, j] when not
-// (b is [k, n]). a: [m, k] with row stride lda; b: row stride ldb; c: [m, n] with row stride ldc,
-// not overlapping a or b. Strides count floats. Threads: the OpenMP pool's (LibTorch's
-// at::set_num_threads sets it); one thread inside a parallel region. Throws std::runtime_error
-// when oneDNN reports an error.
-void matrix_product_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                        int64_t ldb, bool b_transposed, float beta, float* c, int64_t ldc);
+// How a matrix operand is stored: as the product uses it, or transposed.
+enum class Stored { AsIs, Transposed };
+
+// c[i, j] = alpha · Σ_l a(i, l) · b(l, j) + beta · c[i, j] for i < m, j < n, l < k, where
+// a(i, l) = a[i, l] (a is [m, k]) or, Transposed, a[l, i] (a is [k, m]), and b(l, j) = b[l, j]
+// (b is [k, n]) or, Transposed, b[j, l] (b is [n, k], a linear layer's weight). lda, ldb: the
+// stored rows' strides; c: [m, n] with row stride ldc, not overlapping a or b. Strides count
+// floats. Threads: the OpenMP pool's (LibTorch's at::set_num_threads sets it); one thread inside
+// a parallel region. Throws std::runtime_error when oneDNN reports an error.
+void matrix_product_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, Stored a_stored,
+                        const float* b, int64_t ldb, Stored b_stored, float beta, float* c, int64_t ldc);
 
 // y[r, o] = bias[o] + Σ_i x[r, i] · w[o, i]: a linear layer's product. x: [rows, in], w: [out,
 // in], bias: [out] or null, y: [rows, out]; all dense.

@@ -27,29 +27,33 @@ bool needs_grad(const at::Tensor& t) { return t.defined() && t.requires_grad() &
 
 // The tensor with unit stride along its last dimension (a view when it has it already).
 at::Tensor rows_dense(const at::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
+
+// x · wᵀ + b on oneDNN, no autograd. x: [..., in] FP32, w: [out, in], b: [out] or undefined.
+at::Tensor dense_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+    const int64_t in = w.size(1), out = w.size(0);
+    const at::Tensor xc = x.contiguous(), wc = w.contiguous();
+    const at::Tensor bc = b.defined() ? b.contiguous() : b;
+    std::vector<int64_t> shape = x.sizes().vec();
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+    shape.back() = out;
+    at::Tensor y = at::empty(shape, x.options());
+    kernels::dense_product_f32(xc.data_ptr<float>(), rows, in, wc.data_ptr<float>(), out,
+                               bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>());
+    return y;
+}
+
 #endif
 
 }  // namespace
 
 at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
 #if QUANTLAB_LINEAR_ON_ONEDNN
-    const bool applies = fp32_cpu(x) && fp32_cpu(weight) && weight.dim() == 2 &&
-                         x.dim() >= 1 && x.size(-1) == weight.size(1) &&
-                         (!bias.defined() || (fp32_cpu(bias) && bias.dim() == 1 && bias.size(0) == weight.size(0))) &&
-                         !needs_grad(x) && !needs_grad(weight) && !needs_grad(bias);
-    if (applies) {  // otherwise at::linear, which also says what is wrong with the shapes
-        const int64_t in = weight.size(1), out = weight.size(0);
-        const at::Tensor xc = x.contiguous(), wc = weight.contiguous();
-        const at::Tensor bc = bias.defined() ? bias.contiguous() : bias;
-        std::vector<int64_t> shape = x.sizes().vec();
-        int64_t rows = 1;
-        for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
-        shape.back() = out;
-        at::Tensor y = at::empty(shape, x.options());
-        kernels::dense_product_f32(xc.data_ptr<float>(), rows, in, wc.data_ptr<float>(), out,
-                                   bc.defined() ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>());
-        return y;
-    }
+    const bool applies = fp32_cpu(x) && fp32_cpu(weight) && weight.dim() == 2 && x.dim() >= 1 &&
+                         x.size(-1) == weight.size(1) &&
+                         (!bias.defined() || (fp32_cpu(bias) && bias.dim() == 1 && bias.size(0) == weight.size(0)));
+    // A product a gradient flows through keeps LibTorch's autograd (docs/BENCHMARKS.md says why).
+    if (applies && !needs_grad(x) && !needs_grad(weight) && !needs_grad(bias)) return dense_linear(x, weight, bias);
 #endif
     return at::linear(x, weight, bias);
 }
@@ -72,9 +76,10 @@ at::Tensor head_product(const at::Tensor& a, const at::Tensor& m, bool m_transpo
             for (int64_t i = begin; i < end; ++i) {
                 const int64_t b = i / heads, h = i % heads;
                 kernels::matrix_product_f32(rows, n, k, static_cast<float>(alpha),
-                                            ap + b * ar.stride(0) + h * ar.stride(1), ar.stride(2),
+                                            ap + b * ar.stride(0) + h * ar.stride(1), ar.stride(2), kernels::Stored::AsIs,
                                             mp + b * mr.stride(0) + (h / group) * mr.stride(1), mr.stride(2),
-                                            m_transposed, 0.0f, op + i * rows * n, n);
+                                            m_transposed ? kernels::Stored::Transposed : kernels::Stored::AsIs, 0.0f,
+                                            op + i * rows * n, n);
             }
         });
         return out;

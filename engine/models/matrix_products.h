@@ -2,12 +2,12 @@
 // The matrix products of the models' forward: a linear layer's x · weightᵀ + bias and
 // attention's per-head products.
 //
-// FP32 products on the CPU that no gradient flows through (evaluation, calibration, generation,
-// PTQ's searches) run on oneDNN's sgemm (kernels/dense_product.h) where QuantLab is built with
-// Debian's LibTorch: its OpenBLAS runs SSE3 kernels on CPUs newer than itself, 3-5x slower
-// (docs/BENCHMARKS.md). Everything else (training, CUDA, other dtypes, PyPI's LibTorch with its
-// own fast BLAS) calls LibTorch. Results differ from LibTorch's in the last bits of the sums'
-// order only.
+// Where QuantLab is built with Debian's LibTorch, FP32 products on the CPU run on oneDNN's sgemm
+// (kernels/dense_product.h): that LibTorch's OpenBLAS runs SSE3 kernels on CPUs newer than
+// itself, 3-5x slower (docs/BENCHMARKS.md) — where no gradient flows through the product
+// (evaluation, calibration, generation, PTQ). Training, CUDA, other dtypes and PyPI's LibTorch (its
+// own fast BLAS) call LibTorch. Results differ from LibTorch's in the last bits of the sums' order
+// only.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -16,10 +16,11 @@
 #include "engine/quant/saturation_mask.h"
 
 namespace ql {
-namespace {
 
-// What one record reads of a layer's weight quantizer.
-struct LayerState {
+// What one record reads of a layer's weight quantizer. Outside the anonymous namespace because
+// FlightRecorder::Layer, a member of a class with external linkage, holds two (GCC's
+// -Wsubobject-linkage in a unity batch).
+struct FlightRecorderLayerState {
     std::vector<uint8_t> codes;   // element codes, `code_bytes` bytes each
     int code_bytes = 1;
     double amax = 0;
@@ -28,6 +29,10 @@ struct LayerState {
     double clipped = 0;            // elements outside the range
     double elements = 0;
 };
+
+namespace {
+
+using LayerState = FlightRecorderLayerState;
 
 std::vector<float> floats_of(const at::Tensor& t) {
     const at::Tensor c = t.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});

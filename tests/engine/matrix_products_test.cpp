@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The models' matrix products (engine/models/matrix_products.h) against LibTorch's own: a linear
-// layer's x · wᵀ + b as at::linear, attention's per-head products as transformers' repeat_kv and
-// matmul, gradients through LibTorch's autograd. With Debian's LibTorch they run on oneDNN, whose
+// layer's x · wᵀ + b as at::linear (values and gradients), attention's per-head products as
+// transformers' repeat_kv and matmul. With Debian's LibTorch they run on oneDNN, whose
 // sums run in another order: equal to a relative 1e-5.
 #include <gtest/gtest.h>
 
@@ -71,6 +71,22 @@ TEST(MatrixProducts, GradientsFlowThroughTheLinearProductAsThroughAtLinear) {
     expect_near_tensors(w.grad(), wr.grad());
     expect_near_tensors(x.grad(), xr.grad());
     expect_near_tensors(b.grad(), br.grad());
+
+    // No bias, a [2, 3, 5] input, and a frozen weight (LoRA's base): the input's gradient alone.
+    const at::Tensor x3 = random_fp32({2, 3, 5}, 23);
+    at::Tensor xa = x3.clone().requires_grad_(true), xb = x3.clone().requires_grad_(true);
+    const at::Tensor y = linear_product(xa, w0, at::Tensor());
+    EXPECT_TRUE(y.requires_grad());
+    (y * y.detach()).sum().backward();
+    (at::linear(xb, w0) * at::linear(xb, w0).detach()).sum().backward();
+    expect_near_tensors(xa.grad(), xb.grad());
+    // The weight's gradient alone (the input a constant), summed over a batch of 64 rows.
+    const at::Tensor x64 = random_fp32({64, 5}, 24);
+    at::Tensor wa = w0.clone().requires_grad_(true), wb = w0.clone().requires_grad_(true);
+    linear_product(x64, wa, at::Tensor()).sum().backward();
+    at::linear(x64, wb).sum().backward();
+    expect_near_tensors(wa.grad(), wb.grad());
+    EXPECT_GT(wa.grad().abs().sum().item<double>(), 0.0);
 }
 
 TEST(MatrixProducts, HeadProductsEqualRepeatKvAndMatmulWithSharedKeyHeads) {
