@@ -19,8 +19,9 @@ cannot run at all (a peer missing: the test fails, never skips).
              `eval --windows hf` loss, relative difference <= 1e-5, and the same prediction count
   greedy     transformers' greedy generate (apply_chat_template, add_generation_prompt) == QuantLab's
              greedy tokens, token for token
-  gguf_ppl   llama.cpp (llama-cpp-python, logits of every position) on each exported GGUF file over
-             llama-perplexity's chunks (the second half of each chunk of T scored, no BOS for this
+  gguf_ppl   llama.cpp (llama-cpp-python's llama_decode) on each exported GGUF file over
+             llama-perplexity's chunks (the second half of each chunk of T scored, and only its
+             logits computed, as llama-perplexity asks for them; no BOS for this
              model) against QuantLab's own (`eval FILE.gguf --windows llama`). llama.cpp's CPU
              matmuls quantize activations to 8 bits (Q8_0 / Q8_1 / Q8_K blocks) and its KV cache is
              F16, so even on identical weights (the source file, the first entry) its perplexity
@@ -115,20 +116,34 @@ def main():
     for e in manifest["gguf_ppl"]:
         T = e["window"]
         tokens = np.load(e["ids"]).astype(np.int64).tolist()
-        llm = llama_cpp.Llama(model_path=e["file"], n_ctx=T, n_batch=T, n_ubatch=T, logits_all=True, verbose=False, n_threads=2)
+        llm = llama_cpp.Llama(model_path=e["file"], n_ctx=T, n_batch=T, n_ubatch=T, verbose=False, n_threads=2)
+        ctx, n_vocab = llm.ctx, llm.n_vocab()
         first = T // 2
+        # As llama-perplexity asks for them: logits of positions first .. T-1 only (the model's
+        # head runs on those rows; row r is position first + r).
+        batch = llama_cpp.llama_batch_init(T, 0, 1)
         total, count = 0.0, 0
-        for start in range(0, len(tokens) - T + 1, T):
-            chunk = tokens[start:start + T]
-            llm.reset()
-            llm.eval(chunk)
-            # Rows first .. T-2 predict tokens first+1 .. T-1: their NLLs in float64, all at once.
-            logits = np.asarray(llm.scores[first:T - 1], dtype=np.float64)
-            peak = logits.max(axis=1)
-            log_sum = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
-            targets = np.asarray(chunk[first + 1:T], dtype=np.int64)
-            total += float((log_sum - logits[np.arange(len(targets)), targets]).sum())
-            count += len(targets)
+        try:
+            for start in range(0, len(tokens) - T + 1, T):
+                chunk = tokens[start:start + T]
+                llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+                batch.n_tokens = T
+                for i, token in enumerate(chunk):
+                    batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, i, 1
+                    batch.seq_id[i][0] = 0
+                    batch.logits[i] = 1 if i >= first else 0
+                if llama_cpp.llama_decode(ctx, batch) != 0:
+                    raise RuntimeError(f"llama_decode failed on {e['file']} at token {start}")
+                rows = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx), shape=((T - first) * n_vocab,))
+                # Rows of positions first .. T-2 predict tokens first+1 .. T-1: their NLLs in float64.
+                logits = rows.reshape(T - first, n_vocab)[:-1].astype(np.float64)
+                peak = logits.max(axis=1)
+                log_sum = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
+                targets = np.asarray(chunk[first + 1:T], dtype=np.int64)
+                total += float((log_sum - logits[np.arange(len(targets)), targets]).sum())
+                count += len(targets)
+        finally:
+            llama_cpp.llama_batch_free(batch)
         del llm
         measured.append((e, math.exp(total / count), math.exp(e["quantlab_loss"]), count))
     # The source file (identical weights on both sides) is the reference of the ratios.
